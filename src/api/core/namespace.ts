@@ -1,0 +1,71 @@
+// Namespace (v1, cluster-scoped): document 2.
+import {ageColumn} from '../columns.js'
+import {objectMeta} from '../meta.js'
+import type {KindDeclaration, ObjectSchema} from '../types.js'
+
+const namespaceCondition: ObjectSchema = {
+  type: 'object',
+  name: 'NamespaceCondition',
+  fields: {
+    type: {type: 'string', proto: 1, required: true},
+    status: {type: 'string', proto: 2, required: true, enum: ['True', 'False', 'Unknown']},
+    lastTransitionTime: {type: 'time', proto: 4},
+    reason: {type: 'string', proto: 5},
+    message: {type: 'string', proto: 6},
+  },
+}
+
+export const namespace: KindDeclaration = {
+  group: '',
+  version: 'v1',
+  kind: 'Namespace',
+  resource: 'namespaces',
+  singular: 'namespace',
+  shortNames: ['ns'],
+  namespaced: false,
+  nameRule: 'label',
+  verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  subresources: [
+    {name: 'status', verbs: ['get', 'patch', 'update'], writes: 'status'},
+    {name: 'finalize', verbs: ['update'], writes: 'finalize'},
+  ],
+  hasStatus: true,
+  specFinalizers: true,
+  prepareForDelete(object) {
+    object.status = {...(object.status ?? {}), phase: 'Terminating'}
+  },
+  generationFields: [],
+  schema: {
+    type: 'object',
+    name: 'Namespace',
+    fields: {
+      metadata: {...objectMeta, proto: 1},
+      spec: {
+        type: 'object',
+        name: 'NamespaceSpec',
+        proto: 2,
+        fields: {finalizers: {type: 'array', items: {type: 'string'}, proto: 1, listType: 'atomic'}},
+      },
+      status: {
+        type: 'object',
+        name: 'NamespaceStatus',
+        proto: 3,
+        fields: {
+          phase: {type: 'string', proto: 1, enum: ['Active', 'Terminating']},
+          conditions: {type: 'array', items: namespaceCondition, proto: 2, patchMergeKey: 'type', patchStrategy: 'merge', listType: 'map', listMapKeys: ['type']},
+        },
+      },
+    },
+  },
+  defaults(object) {
+    object.spec ??= {}
+    object.spec.finalizers ??= ['orch']
+    object.status ??= {}
+    object.status.phase ??= 'Active'
+  },
+  columns: [
+    {name: 'Status', type: 'string', description: 'the phase of the namespace', priority: 0, cell: (o) => o.status?.phase ?? ''},
+    ageColumn,
+  ],
+  fieldSelectors: {'status.phase': (o) => o.status?.phase ?? ''},
+}

@@ -1,0 +1,173 @@
+// The shape of a kind's declaration. Everything the generic machinery needs about a kind is declared
+// once, in one file per kind under src/api, and read from there: names and scope, verbs and
+// subresources, the schema (field types, protobuf field numbers as in Kubernetes' generated.proto,
+// strategic-merge keys and list types), defaults, validation, table columns and field selectors.
+
+// ---------- schema ----------
+
+export type Schema =
+  | {type: 'string'; enum?: readonly string[]; format?: 'byte' | 'date-time' | 'int-or-string'}
+  | {type: 'integer'; format: 'int32' | 'int64'}
+  | {type: 'number'}
+  | {type: 'boolean'}
+  /** RFC 3339 time, serialised as a string (metav1.Time / MicroTime) */
+  | {type: 'time'; micro?: boolean}
+  /** resource.Quantity, serialised as a string */
+  | {type: 'quantity'}
+  /** intstr.IntOrString */
+  | {type: 'int-or-string'}
+  /** a struct: named fields */
+  | ObjectSchema
+  /** map[string]X */
+  | {type: 'map'; values: Schema; mapType?: 'atomic' | 'granular'}
+  /** []X */
+  | ArraySchema
+  /** runtime.RawExtension / free-form JSON */
+  | {type: 'raw'}
+
+export interface ObjectSchema {
+  type: 'object'
+  /** the Go type name, used for OpenAPI definitions and protobuf message names */
+  name: string
+  fields: Record<string, Field>
+  /** x-kubernetes-map-type: atomic structs are replaced whole by apply and strategic merge */
+  structType?: 'atomic' | 'granular'
+}
+
+export interface ArraySchema {
+  type: 'array'
+  items: Schema
+  /** x-kubernetes-list-type; `atomic` = replaced whole on merge */
+  listType?: 'atomic' | 'set' | 'map'
+  /** x-kubernetes-list-map-keys (listType map) */
+  listMapKeys?: readonly string[]
+  /** strategic merge: the key lists are merged by (patchMergeKey) */
+  patchMergeKey?: string
+  /** strategic merge: 'merge' merges by key, absent or 'replace' replaces the list whole */
+  patchStrategy?: 'merge' | 'retainKeys' | 'merge,retainKeys'
+}
+
+export type Field = Schema & {
+  /** protobuf field number, as in Kubernetes' generated.proto */
+  proto: number
+  required?: boolean
+  description?: string
+  /** the field's own strategic-merge strategy (for maps or structs: retainKeys) */
+  patchStrategy?: 'merge' | 'retainKeys' | 'merge,retainKeys' | 'replace'
+}
+
+// ---------- behaviour ----------
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection'
+
+export interface FieldError {
+  type:
+    | 'FieldValueInvalid'
+    | 'FieldValueRequired'
+    | 'FieldValueNotSupported'
+    | 'FieldValueForbidden'
+    | 'FieldValueTooLong'
+    | 'FieldValueDuplicate'
+    | 'FieldValueTooMany'
+  field: string
+  message: string
+  value?: unknown
+}
+
+/** Who is asking, for strategies that record the caller (CSR spec.username, …). */
+export interface UserInfo {
+  username: string
+  uid?: string
+  groups: string[]
+  extra?: Record<string, string[]>
+}
+
+export interface RequestContext {
+  user?: UserInfo
+  /** the namespace from the path, for namespaced kinds */
+  namespace?: string
+  /** the subresource being written, if any */
+  subresource?: string
+  /** feature gates in force */
+  gates?: Record<string, boolean>
+  now: Date
+}
+
+export interface SubresourceDeclaration {
+  name: string
+  verbs: readonly Verb[]
+  /** kind served by the subresource when it is not the parent kind (e.g. Binding, Scale) */
+  kind?: {group: string; version: string; kind: string}
+  /** the fields this subresource may change; the rest of the object stays as stored. `status` and
+   *  `finalize` are the usual ones; a custom strategy can go further with prepareSubresourceUpdate */
+  writes?: 'status' | 'finalize' | 'custom'
+}
+
+export interface TableColumn {
+  name: string
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date'
+  format?: 'name' | ''
+  description: string
+  /** 0 = shown by default, 1 = only with -o wide */
+  priority: 0 | 1
+  cell(object: any, now: Date): string | number | boolean | null
+}
+
+export type AnyObject = Record<string, any> & {
+  apiVersion?: string
+  kind?: string
+  metadata?: Record<string, any>
+}
+
+export interface KindDeclaration {
+  /** '' for the core group */
+  group: string
+  version: string
+  kind: string
+  /** plural resource name in paths */
+  resource: string
+  singular: string
+  shortNames?: readonly string[]
+  categories?: readonly string[]
+  namespaced: boolean
+  verbs: readonly Verb[]
+  subresources?: readonly SubresourceDeclaration[]
+  /** the object's own fields besides apiVersion, kind, metadata (usually spec and status) */
+  schema: ObjectSchema
+  /** metadata.name rule: 'subdomain' (default), 'label', or 'path-segment' (anything without / or %) */
+  nameRule?: 'subdomain' | 'label' | 'path-segment'
+  /** PUT on a missing object creates it */
+  allowCreateOnUpdate?: boolean
+  /** PUT without metadata.resourceVersion is accepted (last writer wins) */
+  allowUnconditionalUpdate?: boolean
+  /** the top-level field(s) whose change bumps metadata.generation (default ['spec']; [] = none) */
+  generationFields?: readonly string[]
+  /** a status subresource: the main resource ignores status, /status ignores everything else */
+  hasStatus?: boolean
+  /** fill defaults in place (after decoding, before validation) */
+  defaults?(object: AnyObject): void
+  /** adjust a new object before validation: clear status, record the caller, … */
+  prepareForCreate?(object: AnyObject, context: RequestContext): void
+  /** adjust an update before validation (old is the stored object) */
+  prepareForUpdate?(object: AnyObject, old: AnyObject, context: RequestContext): void
+  validateCreate?(object: AnyObject, context: RequestContext): FieldError[]
+  validateUpdate?(object: AnyObject, old: AnyObject, context: RequestContext): FieldError[]
+  /** a writes:'custom' subresource: build the object to store from the request body and the stored object */
+  prepareSubresourceUpdate?(subresource: string, object: AnyObject, old: AnyObject, context: RequestContext): AnyObject
+  validateSubresourceUpdate?(subresource: string, object: AnyObject, old: AnyObject, context: RequestContext): FieldError[]
+  /** spec.finalizers hold deletion like metadata.finalizers (Namespace) */
+  specFinalizers?: boolean
+  /** adjust an object being marked for deletion (e.g. Namespace phase Terminating) */
+  prepareForDelete?(object: AnyObject): void
+  /** false for kinds that cannot be shown as a Table (virtual kinds): Table-only Accept is 406 */
+  table?: false
+  /** Table columns after NAME (kubectl's): absent = the default Name / Created At table */
+  columns?: readonly TableColumn[]
+  /** field selectors beyond metadata.name and metadata.namespace: label -> value of the object */
+  fieldSelectors?: Record<string, (object: AnyObject) => string>
+}
+
+/** group/version as written in apiVersion */
+export function apiVersionOf(declaration: Pick<KindDeclaration, 'group' | 'version'>): string {
+  return declaration.group === '' ? declaration.version : `${declaration.group}/${declaration.version}`
+}

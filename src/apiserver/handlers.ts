@@ -1,0 +1,236 @@
+// Resource requests: path -> registry operation -> response in the negotiated encoding and view.
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import type {AnyObject, KindDeclaration, RequestContext, Verb} from '../api/types.js'
+import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
+import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
+import {ApiError, errors} from '../machinery/status.js'
+import type {Catalog} from './catalog.js'
+import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send, SERVED_MEDIA_TYPES, type ServedMediaType} from './codec.js'
+import type {ResourceRequest} from './requestinfo.js'
+import {assertBodyObject, type ResourceRegistry} from './registry.js'
+import {listView, objectView} from './views.js'
+import {serveWatch} from './watch.js'
+
+export const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json'] as const
+
+export interface HandlerOptions {
+  catalog: Catalog
+  registries: Map<KindDeclaration, ResourceRegistry>
+  gates: Record<string, boolean>
+  now(): Date
+  /** the group views are named in (meta.orch.io) */
+  metaGroup: string
+}
+
+const VIEW_GROUPS = ['meta.orch.io', 'meta.k8s.io']
+
+function boolParam(query: URLSearchParams, name: string): boolean | undefined {
+  const value = query.get(name)
+  if (value === null) return undefined
+  if (value === '' || value === 'true' || value === '1') return true
+  if (value === 'false' || value === '0') return false
+  throw errors.badRequest(`invalid boolean value for ${name}: ${value}`)
+}
+
+function intParam(query: URLSearchParams, name: string): number | undefined {
+  const value = query.get(name)
+  if (value === null || value === '') return undefined
+  if (!/^-?\d+$/.test(value)) throw errors.badRequest(`invalid value for ${name}: ${value} is not an integer`)
+  return Number(value)
+}
+
+function dryRunParam(query: URLSearchParams): boolean {
+  const values = query.getAll('dryRun')
+  for (const value of values) {
+    if (value !== 'All') {
+      throw errors.invalid({group: 'meta.orch.io', kind: 'CreateOptions'}, '', [
+        {type: 'FieldValueNotSupported', field: 'dryRun', value, message: 'supported values: "All"'},
+      ])
+    }
+  }
+  return values.length > 0
+}
+
+export class ResourceHandler {
+  constructor(private readonly options: HandlerOptions) {}
+
+  /** 404 / 405 before anything else, as Kubernetes' router does. */
+  private resolve(info: ResourceRequest): {declaration: KindDeclaration; registry: ResourceRegistry} {
+    const declaration = this.options.catalog.resource(info.group, info.version, info.resource)
+    if (!declaration) throw errors.pathNotFound(info.path)
+    if (!declaration.namespaced && info.namespace) throw errors.pathNotFound(info.path)
+    let verbs: readonly Verb[] = declaration.verbs
+    if (info.subresource) {
+      const sub = declaration.subresources?.find((s) => s.name === info.subresource)
+      if (!sub) throw errors.pathNotFound(info.path)
+      verbs = sub.verbs
+    }
+    const verb = info.verb
+    if (verb === 'proxy') throw errors.methodNotAllowed()
+    if (!verbs.includes(verb)) throw errors.methodNotAllowed()
+    if (declaration.namespaced && !info.namespace && !['list', 'watch'].includes(verb)) {
+      throw errors.methodNotAllowed()
+    }
+    return {declaration, registry: this.options.registries.get(declaration)!}
+  }
+
+  private negotiate(request: IncomingMessage, declaration: KindDeclaration, views: readonly ViewKind[]): Negotiated<ServedMediaType> {
+    const negotiated = negotiate(request.headers.accept, {
+      mediaTypes: SERVED_MEDIA_TYPES,
+      viewGroups: VIEW_GROUPS,
+      views: declaration.table === false ? views.filter((v) => v !== 'Table') : views,
+    })
+    if (!negotiated) throw errors.notAcceptable([...SERVED_MEDIA_TYPES])
+    return negotiated
+  }
+
+  private context(info: ResourceRequest): RequestContext {
+    return {namespace: info.namespace || undefined, subresource: info.subresource || undefined, now: this.options.now(), gates: this.options.gates}
+  }
+
+  async handle(request: IncomingMessage, response: ServerResponse, info: ResourceRequest, query: URLSearchParams): Promise<void> {
+    const {declaration, registry} = this.resolve(info)
+    const verb = info.verb as Verb
+    const pretty = boolParam(query, 'pretty') ?? false
+    const gzip = (verb === 'get' || verb === 'list') && this.options.gates['APIResponseCompression'] !== false && acceptsGzip(request)
+    const now = this.options.now()
+    const includeObject = query.get('includeObject') ?? undefined
+
+    if (verb === 'get') {
+      const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+      const object = await registry.get(info.namespace, info.name)
+      const body = objectView(declaration, object, negotiated.view, now, includeObject)
+      return send(response, 200, body, {mediaType: negotiated.mediaType, pretty: pretty || negotiated.pretty, gzip})
+    }
+    if (verb === 'list') {
+      const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadataList'])
+      const result = await registry.list(info.namespace, {
+        labelSelector: query.get('labelSelector') ?? undefined,
+        fieldSelector: query.get('fieldSelector') ?? undefined,
+        limit: intParam(query, 'limit'),
+        continue: query.get('continue') ?? undefined,
+        resourceVersion: query.get('resourceVersion') ?? undefined,
+        resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
+      })
+      const body = listView(declaration, registry.apiVersion, result, negotiated.view, now, includeObject)
+      return send(response, 200, body, {mediaType: negotiated.mediaType, pretty: pretty || negotiated.pretty, gzip})
+    }
+    if (verb === 'watch') {
+      const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+      return serveWatch(
+        request,
+        response,
+        registry,
+        info.namespace,
+        {
+          resourceVersion: query.get('resourceVersion') ?? undefined,
+          resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
+          sendInitialEvents: boolParam(query, 'sendInitialEvents'),
+          allowWatchBookmarks: boolParam(query, 'allowWatchBookmarks') ?? false,
+          timeoutSeconds: intParam(query, 'timeoutSeconds'),
+          labelSelector: query.get('labelSelector') ?? undefined,
+          fieldSelector: query.get('fieldSelector') ?? undefined,
+        },
+        {
+          mediaType: negotiated.mediaType,
+          view: negotiated.view,
+          includeObject,
+          now: this.options.now,
+          initialEventsAnnotation: `${this.options.metaGroup === 'meta.orch.io' ? 'orch.io' : 'k8s.io'}/initial-events-end`,
+        },
+      )
+    }
+
+    // writes: negotiate the response first, so a 406 stores nothing
+    const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+    const reply = (code: number, object: AnyObject) =>
+      send(response, code, objectView(declaration, object, negotiated.view, now, includeObject), {
+        mediaType: negotiated.mediaType,
+        pretty: pretty || negotiated.pretty,
+      })
+    const dryRun = dryRunParam(query)
+    const context = this.context(info)
+
+    if (verb === 'create') {
+      const body = assertBodyObject(decodeBody(await readBody(request), request.headers['content-type']))
+      const created = await registry.create(info.namespace, body, {dryRun, context})
+      return reply(201, created)
+    }
+    if (verb === 'update') {
+      const body = assertBodyObject(decodeBody(await readBody(request), request.headers['content-type']))
+      const {object, created} = await registry.update(info.namespace, info.name, body, {dryRun, context, subresource: info.subresource})
+      return reply(created ? 201 : 200, object)
+    }
+    if (verb === 'patch') {
+      const contentType = mediaTypeOf(request.headers['content-type'])
+      if (!(PATCH_TYPES as readonly string[]).includes(contentType)) {
+        throw errors.unsupportedMediaType(contentType, [...PATCH_TYPES])
+      }
+      const patch = decodeBody(await readBody(request), JSON_TYPE)
+      const object = await this.patch(registry, info, contentType, patch, {dryRun, context})
+      return reply(200, object)
+    }
+    if (verb === 'delete') {
+      const raw = await readBody(request)
+      const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'])) : {}
+      const result = await registry.delete(info.namespace, info.name, {
+        dryRun,
+        context,
+        preconditions: body.preconditions,
+        gracePeriodSeconds: intParam(query, 'gracePeriodSeconds') ?? body.gracePeriodSeconds,
+        propagationPolicy: query.get('propagationPolicy') ?? body.propagationPolicy,
+      })
+      return send(response, result.code, result.status, {mediaType: negotiated.mediaType, pretty})
+    }
+    if (verb === 'deletecollection') {
+      const raw = await readBody(request)
+      if (raw.length > 0) assertBodyObject(decodeBody(raw, request.headers['content-type']))
+      const status = await registry.deleteCollection(
+        info.namespace,
+        {labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined},
+        {dryRun, context},
+      )
+      return send(response, 200, status, {mediaType: negotiated.mediaType, pretty})
+    }
+    throw errors.methodNotAllowed()
+  }
+
+  /** Applies the patch to the stored object (or its subresource part) and writes it back with CAS. */
+  private async patch(
+    registry: ResourceRegistry,
+    info: ResourceRequest,
+    contentType: string,
+    patch: unknown,
+    options: {dryRun: boolean; context: RequestContext},
+  ): Promise<AnyObject> {
+    if (contentType === 'application/merge-patch+json' && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) {
+      throw errors.badRequest('the merge patch must be a JSON object')
+    }
+    let precondition: string | undefined
+    const object = await registry.guaranteedUpdate(
+      info.namespace,
+      info.name,
+      (current) => {
+        const patched = assertBodyObject(
+          contentType === 'application/json-patch+json' ? applyJsonPatch(current, patch) : applyMergePatch(current, patch),
+        )
+        // a resourceVersion the patch sets is a precondition, as in Kubernetes
+        const patchedRv = patched.metadata?.resourceVersion
+        if (patchedRv && patchedRv !== current.metadata?.resourceVersion) {
+          precondition = String(patchedRv)
+          throw errors.staleResourceVersion(registry.groupResource, info.name)
+        }
+        registry.checkTypeMeta(patched)
+        return registry.prepareUpdate(current, patched, info.subresource, options)
+      },
+      {dryRun: options.dryRun, precondition},
+    )
+    return object
+  }
+}
+
+export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined): void {
+  const apiError = error instanceof ApiError ? error : errors.internal()
+  const negotiated = negotiate(accept, {mediaTypes: SERVED_MEDIA_TYPES, viewGroups: [], views: []})
+  send(response, apiError.code, apiError.toStatus(), {mediaType: negotiated?.mediaType ?? JSON_TYPE})
+}

@@ -1,0 +1,66 @@
+// `orch server`: open the store, serve the API, stop cleanly on SIGINT/SIGTERM.
+import {homedir} from 'node:os'
+import {join} from 'node:path'
+import {createLogger, type Logger} from '../machinery/log.js'
+import {openStore, type StorageBackend} from '../storage/index.js'
+import {ApiServer} from './server.js'
+
+export interface ServerConfig {
+  dataDir: string
+  address: string
+  port: number
+  storage: StorageBackend
+  etcdServers: string[]
+  historyRetentionMs: number
+  verbosity: number
+}
+
+export function defaultDataDir(): string {
+  return join(homedir(), '.orch', 'data')
+}
+
+export interface RunningServer {
+  server: ApiServer
+  url: string
+  logger: Logger
+  stop(): Promise<void>
+}
+
+export async function startServer(config: ServerConfig, logger = createLogger({verbosity: config.verbosity})): Promise<RunningServer> {
+  const started = Date.now()
+  const store = await openStore({backend: config.storage, dataDir: config.dataDir, etcdServers: config.etcdServers})
+  logger.info('store opened', {backend: store.backend, ...(store.backend === 'sqlite' ? {dataDir: config.dataDir} : {etcd: config.etcdServers.join(',')})})
+  const server = new ApiServer({store, address: config.address, port: config.port, logger, historyRetentionMs: config.historyRetentionMs})
+  let address
+  try {
+    address = await server.start()
+  } catch (error) {
+    await store.close()
+    throw error
+  }
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  const url = `http://${host}:${address.port}`
+  logger.info('serving', {url, readyInMs: Date.now() - started})
+  return {server, url, logger, stop: () => server.stop()}
+}
+
+/** Runs until SIGINT or SIGTERM, then shuts down: in-flight writes are committed, the store closed. */
+export async function runServer(config: ServerConfig): Promise<void> {
+  const running = await startServer(config)
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      process.off('SIGINT', onInt)
+      process.off('SIGTERM', onTerm)
+      running.logger.info('shutting down', {signal})
+      running.stop().then(resolve, (error) => {
+        running.logger.error('shutdown failed', {error})
+        resolve()
+      })
+    }
+    const onInt = () => shutdown('SIGINT')
+    const onTerm = () => shutdown('SIGTERM')
+    process.on('SIGINT', onInt)
+    process.on('SIGTERM', onTerm)
+  })
+  running.logger.info('stopped')
+}

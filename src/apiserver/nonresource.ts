@@ -1,0 +1,56 @@
+// Paths that are not resources: /version, discovery (/api, /apis, ...), OpenAPI.
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import type {Catalog} from './catalog.js'
+import {JSON_TYPE, send} from './codec.js'
+import {apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo} from './discovery.js'
+import {openAPIV2, openAPIV3Document, openAPIV3Root} from './openapi.js'
+
+export class NonResourceHandler {
+  private readonly openapiCache = new Map<string, unknown>()
+
+  constructor(private readonly catalog: Catalog) {}
+
+  /** Answers the request and returns true, or returns false when the path is unknown. */
+  handle(request: IncomingMessage, response: ServerResponse, path: string, _query: URLSearchParams): boolean {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return false
+    const declarations = this.catalog.declarations
+    const reply = (body: unknown) => {
+      send(response, 200, body, {mediaType: JSON_TYPE})
+      return true
+    }
+    const parts = path.split('/').filter(Boolean)
+    if (path === '/version' || path === '/version/') return reply(versionInfo())
+    if (path === '/api' || path === '/api/') return reply(apiVersions(request.socket.localAddress ?? ''))
+    if (parts[0] === 'api' && parts.length === 2 && this.catalog.groups().get('')?.includes(parts[1])) {
+      return reply(apiResourceList(declarations, '', parts[1]))
+    }
+    if (path === '/apis' || path === '/apis/') return reply(apiGroupList(declarations))
+    if (parts[0] === 'apis' && parts.length === 2 && this.catalog.groups().has(parts[1]) && parts[1] !== '') {
+      return reply(apiGroup(declarations, parts[1]))
+    }
+    if (parts[0] === 'apis' && parts.length === 3 && this.catalog.groups().get(parts[1])?.includes(parts[2])) {
+      return reply(apiResourceList(declarations, parts[1], parts[2]))
+    }
+    if (path === '/openapi/v2') return reply(this.cached('v2', () => openAPIV2(declarations)))
+    if (path === '/openapi/v3' || path === '/openapi/v3/') return reply(this.cached('v3', () => openAPIV3Root(declarations)))
+    if (parts[0] === 'openapi' && parts[1] === 'v3') {
+      const rest = parts.slice(2)
+      if (rest[0] === 'api' && rest.length === 2 && this.catalog.groups().get('')?.includes(rest[1])) {
+        return reply(this.cached(path, () => openAPIV3Document(declarations, '', rest[1])))
+      }
+      if (rest[0] === 'apis' && rest.length === 3 && this.catalog.groups().get(rest[1])?.includes(rest[2])) {
+        return reply(this.cached(path, () => openAPIV3Document(declarations, rest[1], rest[2])))
+      }
+    }
+    return false
+  }
+
+  private cached(key: string, build: () => unknown): unknown {
+    let value = this.openapiCache.get(key)
+    if (value === undefined) {
+      value = build()
+      this.openapiCache.set(key, value)
+    }
+    return value
+  }
+}

@@ -1,0 +1,576 @@
+// The generic registry: every kind is stored, read, listed and written by this one piece of code,
+// driven by the kind's declaration (src/api). Kind-specific behaviour lives in the declarations.
+import {randomUUID} from 'node:crypto'
+import type {AnyObject, FieldError, KindDeclaration, RequestContext} from '../api/types.js'
+import {apiVersionOf} from '../api/types.js'
+import {errors, type GroupResource, successStatus, type Status} from '../machinery/status.js'
+import {validateObjectMeta} from './meta-validation.js'
+import {decodeContinue, encodeContinue} from './continue.js'
+import {
+  CompactedError,
+  ConflictError,
+  KeyExistsError,
+  KeyNotFoundError,
+  type KeyValue,
+  type Store,
+  WatchCache,
+} from '../storage/index.js'
+import {compileSelectors, type Selectors} from './selectors.js'
+
+export interface ListParams {
+  labelSelector?: string
+  fieldSelector?: string
+  limit?: number
+  continue?: string
+  resourceVersion?: string
+  resourceVersionMatch?: string
+}
+
+export interface WriteOptions {
+  dryRun?: boolean
+  context: RequestContext
+}
+
+export interface DeleteOptions {
+  dryRun?: boolean
+  preconditions?: {uid?: string; resourceVersion?: string}
+  gracePeriodSeconds?: number
+  propagationPolicy?: string
+  context: RequestContext
+}
+
+export interface ListResult {
+  items: AnyObject[]
+  resourceVersion: string
+  continue?: string
+  remainingItemCount?: number
+}
+
+export interface RegistryDependencies {
+  store: Store
+  /** the namespace object, for namespaced creates (404 when missing, 403 when terminating) */
+  namespaceOf(name: string): Promise<AnyObject | null>
+  now(): Date
+  /** how long a continue token stays valid (default 5 minutes) */
+  continueTokenTtlMs?: number
+}
+
+const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
+const GENERATE_NAME_ATTEMPTS = 8
+
+export function generateNameSuffix(): string {
+  let out = ''
+  for (let i = 0; i < 5; i++) out += GENERATE_NAME_ALPHABET[Math.floor(Math.random() * GENERATE_NAME_ALPHABET.length)]
+  return out
+}
+
+/** RFC 3339 at second precision, as metav1.Time serialises. */
+export function timestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z')
+}
+
+function decodeStored(kv: KeyValue): AnyObject {
+  const object = JSON.parse(Buffer.from(kv.value).toString('utf8')) as AnyObject
+  object.metadata ??= {}
+  object.metadata.resourceVersion = String(kv.modRevision)
+  return object
+}
+
+function encodeStored(object: AnyObject): Buffer {
+  const {resourceVersion: _rv, selfLink: _sl, ...metadata} = object.metadata ?? {}
+  return Buffer.from(JSON.stringify({...object, metadata}))
+}
+
+function clone<T>(value: T): T {
+  return structuredClone(value)
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
+}
+
+export class ResourceRegistry {
+  readonly groupResource: GroupResource
+  readonly cache: WatchCache<AnyObject>
+  readonly apiVersion: string
+  private readonly rootPrefix: string
+
+  constructor(
+    readonly declaration: KindDeclaration,
+    private readonly deps: RegistryDependencies,
+  ) {
+    this.groupResource = {group: declaration.group, resource: declaration.resource}
+    this.apiVersion = apiVersionOf(declaration)
+    this.rootPrefix = `/registry/${declaration.group || 'core'}/${declaration.resource}/`
+    this.cache = new WatchCache<AnyObject>(deps.store, this.rootPrefix, {decode: decodeStored})
+  }
+
+  key(namespace: string, name: string): string {
+    return this.declaration.namespaced ? `${this.rootPrefix}${namespace}/${name}` : `${this.rootPrefix}${name}`
+  }
+
+  /** the key prefix of a namespace's objects, or of all of them */
+  prefix(namespace: string): string {
+    return this.declaration.namespaced && namespace ? `${this.rootPrefix}${namespace}/` : this.rootPrefix
+  }
+
+  selectors(params: {labelSelector?: string; fieldSelector?: string}): Selectors {
+    return compileSelectors(this.declaration, params)
+  }
+
+  currentStoreRevision(): Promise<number> {
+    return this.deps.store.currentRevision()
+  }
+
+  async get(namespace: string, name: string): Promise<AnyObject> {
+    const kv = await this.deps.store.get(this.key(namespace, name))
+    if (!kv) throw errors.notFound(this.groupResource, name)
+    return decodeStored(kv)
+  }
+
+  async list(namespace: string, params: ListParams): Promise<ListResult> {
+    const selectors = this.selectors(params)
+    const prefix = this.prefix(namespace)
+    const limit = params.limit && params.limit > 0 ? params.limit : 0
+    const match = params.resourceVersionMatch ?? ''
+    if (match && match !== 'NotOlderThan' && match !== 'Exact') {
+      throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [
+        {type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: match, message: 'supported values: "Exact", "NotOlderThan"'},
+      ])
+    }
+    if (match && !params.resourceVersion) {
+      throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [
+        {type: 'FieldValueForbidden', field: 'resourceVersionMatch', message: 'resourceVersionMatch is forbidden unless resourceVersion is provided'},
+      ])
+    }
+    if (params.continue) {
+      if (params.resourceVersion) {
+        throw errors.badRequest('specifying resource version is not allowed when using continue')
+      }
+      const token = decodeContinue(params.continue, prefix, this.deps.now(), this.deps.continueTokenTtlMs)
+      return this.listFromStore(prefix, selectors, limit, token.revision, token.startAfter)
+    }
+    const requested = params.resourceVersion ? Number(params.resourceVersion) : undefined
+    if (params.resourceVersion && (!Number.isInteger(requested) || requested! < 0)) {
+      throw errors.badRequest(`invalid resource version: ${params.resourceVersion}`)
+    }
+    if (match === 'Exact') return this.listFromStore(prefix, selectors, limit, requested!, undefined)
+    if (requested === 0 || (requested !== undefined && match !== 'Exact')) {
+      // NotOlderThan (or the legacy "0 = any"): the cache serves when it is new enough
+      await this.cache.start()
+      if (requested === 0 || this.cache.revision >= requested!) return this.listFromCache(prefix, selectors)
+      try {
+        await this.cache.waitUntil(requested!, 3_000)
+        return this.listFromCache(prefix, selectors)
+      } catch {
+        const current = await this.deps.store.currentRevision()
+        if (requested! > current) {
+          throw errors.timeout(`Too large resource version: ${requested}, current: ${current}`)
+        }
+        return this.listFromStore(prefix, selectors, limit, 0, undefined)
+      }
+    }
+    return this.listFromStore(prefix, selectors, limit, 0, undefined)
+  }
+
+  private listFromCache(prefix: string, selectors: Selectors): ListResult {
+    const {items, revision} = this.cache.list()
+    const out: AnyObject[] = []
+    for (const entry of items) {
+      if (!entry.kv.key.startsWith(prefix)) continue
+      if (selectors.matches(entry.object)) out.push(entry.object)
+    }
+    return {items: out, resourceVersion: String(revision)}
+  }
+
+  /** A consistent list: one storage revision for every page; with selectors, pages are filled by
+   *  reading on until `limit` matches are found. */
+  private async listFromStore(
+    prefix: string,
+    selectors: Selectors,
+    limit: number,
+    revision: number,
+    startAfter: string | undefined,
+  ): Promise<ListResult> {
+    const items: AnyObject[] = []
+    let atRevision = revision
+    let cursor = startAfter
+    let remaining = 0
+    let lastKey: string | undefined
+    try {
+      for (;;) {
+        const want = limit > 0 ? Math.max(limit - items.length, selectors.empty ? 0 : 64) : 0
+        const page = await this.deps.store.list(prefix, {revision: atRevision, startAfter: cursor, limit: want})
+        atRevision = page.revision
+        for (const kv of page.items) {
+          lastKey = kv.key
+          const object = decodeStored(kv)
+          if (selectors.matches(object)) items.push(object)
+          if (limit > 0 && items.length >= limit) break
+        }
+        const consumedAll = page.items.length === 0 || lastKey === page.items[page.items.length - 1].key
+        remaining = consumedAll ? page.remaining : page.remaining + (page.items.length - 1 - page.items.findIndex((kv) => kv.key === lastKey))
+        if (limit === 0 || items.length >= limit || remaining === 0 || page.items.length === 0) break
+        cursor = lastKey
+      }
+    } catch (error) {
+      if (error instanceof CompactedError) {
+        throw errors.expired(
+          startAfter !== undefined
+            ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.'
+            : `The resourceVersion for the provided list is too old.`,
+        )
+      }
+      throw error
+    }
+    const result: ListResult = {items, resourceVersion: String(atRevision)}
+    if (limit > 0 && remaining > 0 && lastKey !== undefined) {
+      result.continue = encodeContinue(atRevision, lastKey, prefix, this.deps.now())
+      if (selectors.empty) result.remainingItemCount = remaining
+    }
+    return result
+  }
+
+  private async checkNamespace(namespace: string, verb: 'create'): Promise<void> {
+    if (!this.declaration.namespaced) return
+    const ns = await this.deps.namespaceOf(namespace)
+    if (!ns) throw errors.notFound({group: '', resource: 'namespaces'}, namespace)
+    if (verb === 'create' && (ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating')) {
+      throw errors.forbidden(
+        this.groupResource,
+        '',
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      )
+    }
+  }
+
+  private invalid(name: string, causes: FieldError[]) {
+    return errors.invalid({group: this.declaration.group, kind: this.declaration.kind}, name, causes)
+  }
+
+  /** Checks apiVersion/kind of a body against this resource. */
+  checkTypeMeta(object: AnyObject): void {
+    if (object.apiVersion !== undefined && object.apiVersion !== this.apiVersion) {
+      throw errors.badRequest(
+        `the API version in the data (${object.apiVersion}) does not match the expected API version (${this.apiVersion})`,
+      )
+    }
+    if (object.kind !== undefined && object.kind !== this.declaration.kind) {
+      throw errors.badRequest(`the kind in the data (${object.kind}) does not match the expected kind (${this.declaration.kind})`)
+    }
+    if (object.apiVersion === undefined || object.kind === undefined) {
+      throw errors.badRequest(`Object 'Kind' is missing or 'apiVersion' is missing in the request body`)
+    }
+  }
+
+  async create(namespace: string, body: AnyObject, options: WriteOptions): Promise<AnyObject> {
+    this.checkTypeMeta(body)
+    const object = clone(body)
+    object.metadata ??= {}
+    const meta = object.metadata
+    if (this.declaration.namespaced) {
+      if (meta.namespace && meta.namespace !== namespace) {
+        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
+      }
+      meta.namespace = namespace
+    } else {
+      delete meta.namespace
+    }
+    const generated = !meta.name && meta.generateName
+    for (let attempt = 0; ; attempt++) {
+      if (generated) meta.name = `${meta.generateName}${generateNameSuffix()}`
+      const prepared = await this.prepareCreate(object, options)
+      if (options.dryRun) return prepared
+      try {
+        const revision = await this.deps.store.create(this.key(namespace, prepared.metadata!.name), encodeStored(prepared))
+        prepared.metadata!.resourceVersion = String(revision)
+        return prepared
+      } catch (error) {
+        if (error instanceof KeyExistsError) {
+          if (generated && attempt + 1 < GENERATE_NAME_ATTEMPTS) continue
+          throw errors.alreadyExists(this.groupResource, prepared.metadata!.name)
+        }
+        throw error
+      }
+    }
+  }
+
+  private async prepareCreate(input: AnyObject, options: WriteOptions): Promise<AnyObject> {
+    const object = clone(input)
+    const meta = object.metadata!
+    const now = options.context.now
+    meta.uid = randomUUID()
+    meta.creationTimestamp = timestamp(now)
+    delete meta.resourceVersion
+    delete meta.deletionTimestamp
+    delete meta.deletionGracePeriodSeconds
+    delete meta.selfLink
+    const generationFields = this.declaration.generationFields ?? ['spec']
+    if (generationFields.length > 0) meta.generation = 1
+    else delete meta.generation
+    this.declaration.defaults?.(object)
+    this.declaration.prepareForCreate?.(object, options.context)
+    const causes = [
+      ...validateObjectMeta(object, this.declaration, {creating: true}),
+      ...(this.declaration.validateCreate?.(object, options.context) ?? []),
+    ]
+    if (causes.length > 0) throw this.invalid(meta.name ?? meta.generateName ?? '', causes)
+    if (this.declaration.namespaced) await this.checkNamespace(meta.namespace, 'create')
+    object.apiVersion = this.apiVersion
+    object.kind = this.declaration.kind
+    return object
+  }
+
+  /**
+   * PUT: replaces the object (or its status / finalize / custom subresource part). Creates it when
+   * absent if the kind allows. A resourceVersion in the body is a precondition (409 when stale).
+   */
+  async update(
+    namespace: string,
+    name: string,
+    body: AnyObject,
+    options: WriteOptions & {subresource?: string},
+  ): Promise<{object: AnyObject; created: boolean}> {
+    this.checkTypeMeta(body)
+    const meta = body.metadata ?? {}
+    if (meta.name !== undefined && meta.name !== name) {
+      throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`)
+    }
+    if (this.declaration.namespaced && meta.namespace && meta.namespace !== namespace) {
+      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
+    }
+    const subresource = options.subresource ?? ''
+    const precondition = meta.resourceVersion ? String(meta.resourceVersion) : ''
+    const key = this.key(namespace, name)
+    for (;;) {
+      const current = await this.deps.store.get(key)
+      if (!current) {
+        if (subresource || !this.declaration.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name)
+        if (precondition) throw errors.notFound(this.groupResource, name)
+        const object = await this.create(namespace, {...body, metadata: {...meta, name}}, options).catch((error) => {
+          // a concurrent create: go round again as an update
+          if ((error as {reason?: string}).reason === 'AlreadyExists') return undefined
+          throw error
+        })
+        if (object) return {object, created: true}
+        continue
+      }
+      const old = decodeStored(current)
+      if (precondition && precondition !== old.metadata!.resourceVersion) {
+        throw errors.staleResourceVersion(this.groupResource, name)
+      }
+      if (!precondition && !this.declaration.allowUnconditionalUpdate && !subresource) {
+        throw this.invalid(name, [
+          {type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: '0x0', message: 'must be specified for an update'},
+        ])
+      }
+      const next = this.prepareUpdate(old, body, subresource, options)
+      const result = await this.commitUpdate(key, current, old, next, options)
+      if (result === 'conflict') {
+        if (precondition) throw errors.staleResourceVersion(this.groupResource, name)
+        continue
+      }
+      return {object: result, created: false}
+    }
+  }
+
+  /** Builds the object to store from the stored one and the request body, then validates it. */
+  prepareUpdate(old: AnyObject, body: AnyObject, subresource: string, options: WriteOptions): AnyObject {
+    const declaration = this.declaration
+    let object: AnyObject
+    const bodyCopy = clone(body)
+    if (subresource === 'status') {
+      // only status changes through /status; metadata and spec stay as stored
+      object = {...clone(old), status: bodyCopy.status}
+    } else if (subresource === 'finalize') {
+      object = clone(old)
+      object.spec = {...(object.spec ?? {}), finalizers: bodyCopy.spec?.finalizers ?? []}
+    } else if (subresource) {
+      const sub = declaration.subresources?.find((s) => s.name === subresource)
+      if (!sub || !declaration.prepareSubresourceUpdate) throw errors.methodNotAllowed()
+      object = declaration.prepareSubresourceUpdate(subresource, bodyCopy, clone(old), options.context)
+    } else {
+      object = bodyCopy
+      if (declaration.hasStatus) {
+        if (old.status === undefined) delete object.status
+        else object.status = clone(old.status)
+      }
+    }
+    object.apiVersion = this.apiVersion
+    object.kind = declaration.kind
+    const meta = (object.metadata ??= {})
+    const oldMeta = old.metadata!
+    // fields the server owns
+    meta.name = oldMeta.name
+    if (declaration.namespaced) meta.namespace = oldMeta.namespace
+    else delete meta.namespace
+    if (meta.uid !== undefined && meta.uid !== oldMeta.uid) {
+      throw errors.conflict(
+        this.groupResource,
+        oldMeta.name,
+        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${oldMeta.uid}`,
+      )
+    }
+    meta.uid = oldMeta.uid
+    meta.creationTimestamp = oldMeta.creationTimestamp
+    if (oldMeta.deletionTimestamp) {
+      meta.deletionTimestamp = oldMeta.deletionTimestamp
+      if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds
+    } else {
+      delete meta.deletionTimestamp
+      delete meta.deletionGracePeriodSeconds
+    }
+    meta.resourceVersion = oldMeta.resourceVersion
+    declaration.defaults?.(object)
+    if (!subresource) declaration.prepareForUpdate?.(object, old, options.context)
+    const generationFields = declaration.generationFields ?? ['spec']
+    if (generationFields.length > 0) {
+      const changed = generationFields.some((f) => !sameJson(object[f], old[f]))
+      meta.generation = (oldMeta.generation ?? 1) + (changed ? 1 : 0)
+    } else if (oldMeta.generation !== undefined) {
+      meta.generation = oldMeta.generation
+    }
+    const causes = [
+      ...validateObjectMeta(object, declaration, {creating: false, old}),
+      ...(subresource && subresource !== 'status' && subresource !== 'finalize'
+        ? declaration.validateSubresourceUpdate?.(subresource, object, old, options.context) ?? []
+        : declaration.validateUpdate?.(object, old, options.context) ?? []),
+    ]
+    if (causes.length > 0) throw this.invalid(oldMeta.name, causes)
+    return object
+  }
+
+  /** Writes next over current (compare-and-swap). Returns 'conflict' when someone wrote first.
+   *  Removing the last finalizer of an object being deleted deletes it. */
+  async commitUpdate(
+    key: string,
+    current: KeyValue,
+    old: AnyObject,
+    next: AnyObject,
+    options: {dryRun?: boolean},
+  ): Promise<AnyObject | 'conflict'> {
+    const unchanged = encodeStored(next).equals(encodeStored(old))
+    if (unchanged) return old
+    const finishesDeletion = next.metadata?.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0
+    if (options.dryRun) return next
+    try {
+      if (finishesDeletion) {
+        const {revision} = await this.deps.store.delete(key, current.modRevision)
+        next.metadata!.resourceVersion = String(revision)
+        return next
+      }
+      const revision = await this.deps.store.update(key, encodeStored(next), current.modRevision)
+      next.metadata!.resourceVersion = String(revision)
+      return next
+    } catch (error) {
+      if (error instanceof ConflictError) return 'conflict'
+      if (error instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, old.metadata!.name)
+      throw error
+    }
+  }
+
+  /**
+   * Reads, transforms and writes an object until the write wins (Kubernetes' GuaranteedUpdate).
+   * transform gets a copy of the stored object and returns the object to store.
+   */
+  async guaranteedUpdate(
+    namespace: string,
+    name: string,
+    transform: (current: AnyObject) => AnyObject | Promise<AnyObject>,
+    options: {dryRun?: boolean; precondition?: string},
+  ): Promise<AnyObject> {
+    const key = this.key(namespace, name)
+    for (;;) {
+      const current = await this.deps.store.get(key)
+      if (!current) throw errors.notFound(this.groupResource, name)
+      const old = decodeStored(current)
+      if (options.precondition && options.precondition !== old.metadata!.resourceVersion) {
+        throw errors.staleResourceVersion(this.groupResource, name)
+      }
+      const next = await transform(clone(old))
+      const result = await this.commitUpdate(key, current, old, next, options)
+      if (result !== 'conflict') return result
+      if (options.precondition) throw errors.staleResourceVersion(this.groupResource, name)
+    }
+  }
+
+  /** DELETE: objects with finalizers are only marked (202); others go at once (200). */
+  async delete(namespace: string, name: string, options: DeleteOptions): Promise<{status: Status; code: number; object: AnyObject}> {
+    const key = this.key(namespace, name)
+    for (;;) {
+      const current = await this.deps.store.get(key)
+      if (!current) throw errors.notFound(this.groupResource, name)
+      const old = decodeStored(current)
+      const pre = options.preconditions
+      if (pre?.uid && pre.uid !== old.metadata!.uid) {
+        throw errors.conflict(
+          this.groupResource,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata!.uid}`,
+        )
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== old.metadata!.resourceVersion) {
+        throw errors.conflict(
+          this.groupResource,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata!.resourceVersion}`,
+        )
+      }
+      const details = {name, group: this.declaration.group || undefined, kind: this.declaration.resource, uid: old.metadata!.uid}
+      const finalizers: string[] = [...(old.metadata!.finalizers ?? []), ...this.lifecycleFinalizers(old)]
+      if (finalizers.length > 0) {
+        if (old.metadata!.deletionTimestamp) return {status: successStatus(details, 202), code: 202, object: old}
+        const next = clone(old)
+        next.metadata!.deletionTimestamp = timestamp(options.context.now)
+        next.metadata!.deletionGracePeriodSeconds = 0
+        this.declaration.prepareForDelete?.(next)
+        if (options.dryRun) return {status: successStatus(details, 202), code: 202, object: next}
+        try {
+          const revision = await this.deps.store.update(key, encodeStored(next), current.modRevision)
+          next.metadata!.resourceVersion = String(revision)
+          return {status: successStatus(details, 202), code: 202, object: next}
+        } catch (error) {
+          if (error instanceof ConflictError) continue
+          throw error
+        }
+      }
+      if (options.dryRun) return {status: successStatus(details), code: 200, object: old}
+      try {
+        await this.deps.store.delete(key, current.modRevision)
+        return {status: successStatus(details), code: 200, object: old}
+      } catch (error) {
+        if (error instanceof ConflictError) continue
+        if (error instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name)
+        throw error
+      }
+    }
+  }
+
+  /** finalizers a kind keeps outside metadata (Namespace: spec.finalizers) */
+  private lifecycleFinalizers(object: AnyObject): string[] {
+    return this.declaration.specFinalizers ? (object.spec?.finalizers ?? []) : []
+  }
+
+  async deleteCollection(namespace: string, params: ListParams, options: DeleteOptions): Promise<Status> {
+    const listed = await this.list(namespace, {labelSelector: params.labelSelector, fieldSelector: params.fieldSelector})
+    for (const object of listed.items) {
+      try {
+        await this.delete(object.metadata!.namespace ?? '', object.metadata!.name, options)
+      } catch (error) {
+        if ((error as {code?: number}).code !== 404) throw error
+      }
+    }
+    return successStatus()
+  }
+}
+
+export function isObject(value: unknown): value is AnyObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+export function assertBodyObject(value: unknown): AnyObject {
+  if (!isObject(value)) throw errors.badRequest('the request body must be an object')
+  return value
+}
+
+export {ConflictError}

@@ -1,0 +1,96 @@
+// Parses a request path into what is being asked for, as Kubernetes' RequestInfoResolver does.
+import type {Verb} from '../api/types.js'
+
+export interface ResourceRequest {
+  isResourceRequest: true
+  /** '' for the core group */
+  group: string
+  version: string
+  namespace: string
+  resource: string
+  name: string
+  subresource: string
+  verb: Verb | 'proxy'
+  path: string
+}
+
+export interface NonResourceRequest {
+  isResourceRequest: false
+  path: string
+  verb: string
+}
+
+export type RequestInfo = ResourceRequest | NonResourceRequest
+
+const methodVerbs: Record<string, Verb> = {
+  POST: 'create',
+  PUT: 'update',
+  PATCH: 'patch',
+  DELETE: 'delete',
+}
+
+/** Splits `/api/v1/namespaces/ns/configmaps/x` and `/apis/g/v/...` into parts; other paths are
+ *  non-resource requests. `watch` is read from the query, as Kubernetes does for new clients. */
+export function resolveRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  const lowerMethod = method.toUpperCase()
+  const parts = path.split('/').filter((p) => p !== '')
+  let rest: string[]
+  let group: string
+  let version: string
+  if (parts[0] === 'api' && parts.length >= 2) {
+    group = ''
+    version = parts[1]
+    rest = parts.slice(2)
+  } else if (parts[0] === 'apis' && parts.length >= 3) {
+    group = parts[1]
+    version = parts[2]
+    rest = parts.slice(3)
+  } else {
+    return {isResourceRequest: false, path, verb: lowerMethod.toLowerCase()}
+  }
+  if (rest.length === 0) return {isResourceRequest: false, path, verb: lowerMethod.toLowerCase()}
+  let namespace = ''
+  // namespaces/{ns}/{resource}... is namespaced; namespaces/{name}[/{sub}] is the Namespace itself
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1]
+    rest = rest.slice(2)
+  }
+  const [resource, name = '', subresource = '', ...extra] = rest
+  if (rest[0] === 'namespaces' && rest.length === 2 && namespace === '') {
+    namespace = ''
+  }
+  let verb: Verb | 'proxy'
+  if (lowerMethod === 'GET' || lowerMethod === 'HEAD') {
+    if (name) verb = 'get'
+    else verb = isWatch(query) ? 'watch' : 'list'
+  } else if (lowerMethod === 'DELETE' && !name) {
+    verb = 'deletecollection'
+  } else {
+    verb = methodVerbs[lowerMethod] ?? ('unknown' as Verb)
+  }
+  if (subresource === 'proxy') verb = 'proxy'
+  const decoded = (s: string) => {
+    try {
+      return decodeURIComponent(s)
+    } catch {
+      return s
+    }
+  }
+  return {
+    isResourceRequest: true,
+    group,
+    version,
+    namespace: decoded(namespace),
+    resource,
+    name: decoded(name),
+    // proxy paths carry more segments; keep only the subresource name
+    subresource: extra.length > 0 && subresource !== 'proxy' ? `${subresource}/${extra.join('/')}` : subresource,
+    verb,
+    path,
+  }
+}
+
+export function isWatch(query: URLSearchParams): boolean {
+  const value = query.get('watch')
+  return value !== null && value !== '0' && value !== 'false'
+}

@@ -1,0 +1,193 @@
+// Serving a watch: a chunked stream of {type, object} documents from the resource's watch cache.
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import type {AnyObject} from '../api/types.js'
+import {errors, type ApiError} from '../machinery/status.js'
+import {TooOldResourceVersionError, type CacheEvent, type Watch} from '../storage/index.js'
+import {encodeBody, JSON_TYPE} from './codec.js'
+import type {ResourceRegistry} from './registry.js'
+import {objectView, type ViewRequest} from './views.js'
+
+export interface WatchParams {
+  resourceVersion?: string
+  resourceVersionMatch?: string
+  sendInitialEvents?: boolean
+  allowWatchBookmarks: boolean
+  timeoutSeconds?: number
+  labelSelector?: string
+  fieldSelector?: string
+}
+
+export interface WatchServeOptions {
+  mediaType: string
+  view?: ViewRequest
+  includeObject?: string
+  now: () => Date
+  /** how often bookmarks go out when asked for (default 30 s) */
+  bookmarkIntervalMs?: number
+  /** default stream length when timeoutSeconds is absent (Kubernetes: 30–60 min) */
+  defaultTimeoutMs?: number
+  /** the annotation marking the end of initial events */
+  initialEventsAnnotation: string
+}
+
+type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
+
+/** JSON of a cached object, computed once however many watchers send it. */
+const jsonOfObject = new WeakMap<AnyObject, string>()
+export function cachedJson(object: AnyObject): string {
+  let text = jsonOfObject.get(object)
+  if (text === undefined) {
+    text = JSON.stringify(object)
+    jsonOfObject.set(object, text)
+  }
+  return text
+}
+
+export function validateWatchParams(params: WatchParams): void {
+  const invalid = (field: string, message: string) =>
+    errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [{type: 'FieldValueForbidden', field, message}])
+  if (params.sendInitialEvents !== undefined) {
+    if (params.resourceVersionMatch !== 'NotOlderThan') {
+      throw invalid('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan')
+    }
+  } else if (params.resourceVersionMatch) {
+    throw invalid('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided')
+  }
+}
+
+/** Starts the stream or throws an ApiError before anything is written (e.g. 410 for a too old version). */
+export async function serveWatch(
+  request: IncomingMessage,
+  response: ServerResponse,
+  registry: ResourceRegistry,
+  namespace: string,
+  params: WatchParams,
+  options: WatchServeOptions,
+): Promise<void> {
+  validateWatchParams(params)
+  const selectors = registry.selectors(params)
+  const cache = registry.cache
+  await cache.start()
+  const prefix = registry.prefix(namespace)
+  const rv = params.resourceVersion ?? ''
+  if (rv !== '' && !/^\d+$/.test(rv)) throw errors.badRequest(`invalid resource version: ${rv}`)
+  const requested = rv === '' ? undefined : Number(rv)
+  // initial events: legacy "" / "0" watches, or sendInitialEvents=true
+  const initial = params.sendInitialEvents ?? (requested === undefined || requested === 0)
+  if (params.sendInitialEvents && requested === undefined) {
+    await cache.waitUntil(await currentRevision(registry), 10_000)
+  } else if (params.sendInitialEvents && requested !== undefined && requested > 0) {
+    await cache.waitUntil(requested, 10_000)
+  }
+  const kindMeta = {kind: registry.declaration.kind, apiVersion: registry.apiVersion}
+  const frame = (type: EventType, object: AnyObject): Buffer => {
+    if (!options.view && options.mediaType === JSON_TYPE) {
+      return Buffer.from(`{"type":"${type}","object":${cachedJson(object)}}\n`)
+    }
+    const body = options.view ? objectView(registry.declaration, object, options.view, options.now(), options.includeObject) : object
+    return encodeBody({type, object: body}, options.mediaType, false)
+  }
+  const bookmark = (revision: number, extra?: Record<string, string>): Buffer => {
+    const metadata: AnyObject = {resourceVersion: String(revision)}
+    if (extra) metadata.annotations = extra
+    return frame('BOOKMARK', {...kindMeta, metadata})
+  }
+
+  let startRevision: number
+  const initialFrames: Buffer[] = []
+  if (initial) {
+    const snapshot = cache.list()
+    startRevision = snapshot.revision
+    for (const entry of snapshot.items) {
+      if (entry.kv.key.startsWith(prefix) && selectors.matches(entry.object)) initialFrames.push(frame('ADDED', entry.object))
+    }
+    if (params.sendInitialEvents && params.allowWatchBookmarks) {
+      initialFrames.push(bookmark(startRevision, {[options.initialEventsAnnotation]: 'true'}))
+    }
+  } else {
+    startRevision = requested!
+  }
+
+  let ended = false
+  let lastSent = startRevision
+  let watch: Watch | undefined
+  try {
+    watch = cache.watch(startRevision, {
+      onEvents: (events) => {
+        if (ended) return
+        for (const event of events) {
+          if (!event.key.startsWith(prefix)) continue
+          const type = transition(event, selectors.matches)
+          if (!type) continue
+          response.write(frame(type, event.object))
+        }
+        lastSent = events[events.length - 1].revision
+      },
+      onError: (error) => {
+        if (ended) return
+        response.write(frame('ERROR', errors.expired(`watch ended: ${error.message}`).toStatus() as unknown as AnyObject))
+        finish()
+      },
+    })
+  } catch (error) {
+    if (error instanceof TooOldResourceVersionError) {
+      throw errors.expired(`too old resource version: ${error.requested} (${error.oldest})`) as ApiError
+    }
+    throw error
+  }
+
+  response.writeHead(200, {
+    'Content-Type': options.mediaType,
+    'Cache-Control': 'no-cache, private',
+    'Transfer-Encoding': 'chunked',
+  })
+  for (const f of initialFrames) response.write(f)
+  response.flushHeaders()
+
+  const timers: NodeJS.Timeout[] = []
+  const timeoutMs = params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : (options.defaultTimeoutMs ?? 30 * 60_000 * (1 + Math.random()))
+  timers.push(setTimeout(() => finish(), timeoutMs))
+  if (params.allowWatchBookmarks) {
+    timers.push(
+      setInterval(() => {
+        const revision = cache.revision
+        if (revision > lastSent) {
+          lastSent = revision
+          response.write(bookmark(revision))
+        }
+      }, options.bookmarkIntervalMs ?? 30_000),
+    )
+  }
+  function finish() {
+    if (ended) return
+    ended = true
+    watch?.cancel()
+    for (const t of timers) clearTimeout(t)
+    response.end()
+  }
+  await new Promise<void>((resolve) => {
+    response.on('close', () => {
+      finish()
+      resolve()
+    })
+    request.on('close', () => {
+      if (!response.writableEnded) finish()
+    })
+  })
+}
+
+function currentRevision(registry: ResourceRegistry): Promise<number> {
+  return registry.currentStoreRevision()
+}
+
+/** How a change looks to a watcher with selectors: objects entering the selection are ADDED, leaving it DELETED. */
+function transition(event: CacheEvent<AnyObject>, matches: (o: AnyObject) => boolean): EventType | undefined {
+  const now = matches(event.object)
+  if (event.type === 'ADDED') return now ? 'ADDED' : undefined
+  if (event.type === 'DELETED') return now ? 'DELETED' : undefined
+  const before = event.prev ? matches(event.prev) : false
+  if (now && before) return 'MODIFIED'
+  if (now) return 'ADDED'
+  if (before) return 'DELETED'
+  return undefined
+}

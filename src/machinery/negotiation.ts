@@ -1,0 +1,107 @@
+// Content negotiation: which serializer and which view (object, Table, PartialObjectMetadata) an
+// Accept header asks for, and what a Content-Type names.
+
+export interface MediaRange {
+  type: string
+  subtype: string
+  params: Record<string, string>
+  q: number
+}
+
+/** Parses an Accept (or Content-Type) header into media ranges, in the order given, q-sorted stably. */
+export function parseMediaRanges(header: string | undefined): MediaRange[] {
+  if (!header || header.trim() === '') return []
+  const ranges: MediaRange[] = []
+  for (const part of splitOutsideQuotes(header, ',')) {
+    const [full, ...paramParts] = splitOutsideQuotes(part, ';').map((s) => s.trim())
+    if (!full) continue
+    const [type, subtype] = full.toLowerCase().split('/')
+    if (!type || subtype === undefined) continue
+    const params: Record<string, string> = {}
+    let q = 1
+    for (const p of paramParts) {
+      const eq = p.indexOf('=')
+      if (eq < 0) continue
+      const key = p.slice(0, eq).trim().toLowerCase()
+      let value = p.slice(eq + 1).trim()
+      if (value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1)
+      if (key === 'q') q = Number(value) || 0
+      else params[key] = value
+    }
+    ranges.push({type, subtype, params, q})
+  }
+  return ranges
+    .map((r, i) => ({r, i}))
+    .sort((a, b) => b.r.q - a.r.q || a.i - b.i)
+    .map(({r}) => r)
+}
+
+function splitOutsideQuotes(text: string, separator: string): string[] {
+  const out: string[] = []
+  let current = ''
+  let quoted = false
+  for (const ch of text) {
+    if (ch === '"') quoted = !quoted
+    if (ch === separator && !quoted) {
+      out.push(current)
+      current = ''
+    } else current += ch
+  }
+  out.push(current)
+  return out
+}
+
+/** The essence of a Content-Type: `application/json; charset=utf-8` -> `application/json`. */
+export function mediaTypeOf(header: string | undefined): string {
+  return (header ?? '').split(';')[0].trim().toLowerCase()
+}
+
+export type ViewKind = 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList'
+
+export interface Negotiated<S extends string> {
+  /** the serializer's media type, e.g. application/json */
+  mediaType: S
+  /** the view asked for, when not the object itself */
+  view?: {as: ViewKind; group: string; version: string}
+  /** pretty printing asked for (JSON) */
+  pretty: boolean
+}
+
+export interface NegotiationOptions<S extends string> {
+  /** media types that can be served, in preference order (the first is the default) */
+  mediaTypes: readonly S[]
+  /** groups accepted for views (meta.orch.io; meta.k8s.io too for Kubernetes clients) */
+  viewGroups: readonly string[]
+  /** views that can be served for this request (e.g. none for a watch of a virtual kind) */
+  views: readonly ViewKind[]
+}
+
+/** Picks the first acceptable range. Returns null when none can be served (406). */
+export function negotiate<S extends string>(accept: string | undefined, options: NegotiationOptions<S>): Negotiated<S> | null {
+  const ranges = parseMediaRanges(accept)
+  if (ranges.length === 0) return {mediaType: options.mediaTypes[0], pretty: false}
+  for (const range of ranges) {
+    if (range.q <= 0) continue
+    const mediaType = matchMediaType(range, options.mediaTypes)
+    if (!mediaType) continue
+    const as = range.params['as']
+    if (as === undefined) {
+      return {mediaType, pretty: range.params['pretty'] === '1' || range.params['pretty'] === 'true'}
+    }
+    const group = range.params['g'] ?? ''
+    const version = range.params['v'] ?? ''
+    if (!options.views.includes(as as ViewKind)) continue
+    if (!options.viewGroups.includes(group) || (version !== 'v1' && version !== 'v1beta1')) continue
+    return {mediaType, view: {as: as as ViewKind, group, version}, pretty: false}
+  }
+  return null
+}
+
+function matchMediaType<S extends string>(range: MediaRange, supported: readonly S[]): S | undefined {
+  if (range.type === '*' && range.subtype === '*') return supported[0]
+  for (const candidate of supported) {
+    const [type, subtype] = candidate.split('/')
+    if (range.type === type && (range.subtype === '*' || range.subtype === subtype)) return candidate
+  }
+  return undefined
+}

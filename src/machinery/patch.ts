@@ -1,0 +1,46 @@
+// JSON patch (RFC 6902) and JSON merge patch (RFC 7386) over plain objects.
+import jsonpatch from 'fast-json-patch'
+import {ApiError, errors} from './status.js'
+
+type Json = null | boolean | number | string | Json[] | {[key: string]: Json}
+
+function isPlainObject(value: unknown): value is Record<string, Json> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** RFC 7386: objects merge recursively, null deletes, everything else replaces. */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return patch
+  const result: Record<string, unknown> = isPlainObject(target) ? {...target} : {}
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key]
+    else result[key] = applyMergePatch(result[key], value)
+  }
+  return result
+}
+
+/** RFC 6902. A malformed patch is 400; an operation that cannot apply (missing path, failed test) is 422. */
+export function applyJsonPatch(document: unknown, patch: unknown): unknown {
+  if (!Array.isArray(patch)) throw errors.badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch')
+  for (const [index, op] of patch.entries()) {
+    if (!isPlainObject(op) || typeof op.op !== 'string' || typeof op.path !== 'string') {
+      throw errors.badRequest(`invalid JSON patch operation at index ${index}: each operation needs "op" and "path"`)
+    }
+    if (!['add', 'remove', 'replace', 'move', 'copy', 'test'].includes(op.op)) {
+      throw errors.badRequest(`Unexpected kind: ${op.op}`)
+    }
+  }
+  try {
+    const copy = structuredClone(document)
+    const result = jsonpatch.applyPatch(copy, patch as jsonpatch.Operation[], true, true)
+    return result.newDocument
+  } catch (error) {
+    if (error instanceof ApiError) throw error
+    const e = error as {name?: string; message?: string; operation?: {op: string; path: string}}
+    const message =
+      e.name === 'TEST_OPERATION_FAILED'
+        ? `testing value ${e.operation?.path ?? ''} failed: test operation failed`
+        : (e.message ?? String(error)).split('\n')[0]
+    throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: ${message}`)
+  }
+}

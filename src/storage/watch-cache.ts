@@ -1,0 +1,277 @@
+// The watch cache: one storage watch per resource prefix feeds an in-memory copy of the current
+// objects and a ring of recent events. Any number of watchers fan out from it, and it answers
+// "list at least as new as revision R" without touching storage.
+import {CompactedError, StorageError, type KeyValue, type Store, type Watch, type WatchEvent} from './store.js'
+
+export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED'
+
+export interface CacheEntry<T> {
+  kv: KeyValue
+  object: T
+}
+
+export interface CacheEvent<T> {
+  type: CacheEventType
+  revision: number
+  key: string
+  /** the object after the change; for DELETED the last state before deletion */
+  object: T
+  /** the object before the change (MODIFIED, DELETED) */
+  prev?: T
+  kv: KeyValue
+}
+
+export interface CacheWatcher<T> {
+  /** events in revision order */
+  onEvents(events: CacheEvent<T>[]): void
+  /** the cache has seen everything up to this revision */
+  onProgress?(revision: number): void
+  /** the watch ended: the cache restarted (the client should list again) or was stopped */
+  onError(error: Error): void
+}
+
+export interface WatchCacheOptions<T> {
+  /** turns stored bytes into the cached object; throwing skips the entry */
+  decode: (kv: KeyValue) => T
+  /** events kept for replay (default 10,000) */
+  capacity?: number
+  /** called when the storage watch fails and the cache relists */
+  onRestart?: (error: Error) => void
+}
+
+export class TooOldResourceVersionError extends StorageError {
+  constructor(
+    readonly requested: number,
+    readonly oldest: number,
+  ) {
+    super(`too old resource version: ${requested} (${oldest})`)
+  }
+}
+
+interface Registered<T> {
+  watcher: CacheWatcher<T>
+  active: boolean
+  /** replayed history not yet delivered: always goes out before live events */
+  backlog: CacheEvent<T>[]
+}
+
+export class WatchCache<T> {
+  private readonly entries = new Map<string, CacheEntry<T>>()
+  private sortedKeys: string[] | null = null
+  private ring: CacheEvent<T>[] = []
+  private ringStart = 0
+  /** the revision the ring's history starts after: watches from here on can be replayed */
+  private since = 0
+  private revisionSeen = 0
+  private storageWatch: Watch | undefined
+  private readonly watchers = new Set<Registered<T>>()
+  private readonly waiters: {revision: number; resolve: () => void}[] = []
+  private stopped = false
+  private startPromise: Promise<void> | undefined
+  readonly capacity: number
+
+  constructor(
+    private readonly store: Store,
+    readonly prefix: string,
+    private readonly options: WatchCacheOptions<T>,
+  ) {
+    this.capacity = options.capacity ?? 10_000
+  }
+
+  get revision(): number {
+    return this.revisionSeen
+  }
+
+  get size(): number {
+    return this.entries.size
+  }
+
+  get watcherCount(): number {
+    return this.watchers.size
+  }
+
+  /** Lists the prefix, then follows it; resolves once the cache holds a consistent state. */
+  start(): Promise<void> {
+    this.startPromise ??= this.load()
+    return this.startPromise
+  }
+
+  private async load(): Promise<void> {
+    const listed = await this.store.list(this.prefix)
+    this.entries.clear()
+    this.sortedKeys = null
+    for (const kv of listed.items) {
+      const object = this.tryDecode(kv)
+      if (object !== undefined) this.entries.set(kv.key, {kv, object})
+    }
+    this.ring = []
+    this.ringStart = 0
+    this.since = listed.revision
+    this.advance(listed.revision)
+    this.storageWatch = this.store.watch(this.prefix, listed.revision, {
+      onEvents: (events) => this.apply(events),
+      onProgress: (revision) => this.progress(revision),
+      onError: (error) => void this.restart(error),
+    })
+  }
+
+  private async restart(error: Error): Promise<void> {
+    if (this.stopped) return
+    this.options.onRestart?.(error)
+    this.storageWatch?.cancel()
+    for (const registered of [...this.watchers]) this.end(registered, error)
+    this.startPromise = undefined
+    // keep trying: a store that comes back lets the cache resume
+    for (let delay = 100; !this.stopped; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        await this.start()
+        return
+      } catch {
+        this.startPromise = undefined
+        await new Promise((resolve) => setTimeout(resolve, delay).unref())
+      }
+    }
+  }
+
+  stop(): void {
+    this.stopped = true
+    this.storageWatch?.cancel()
+    for (const registered of [...this.watchers]) this.end(registered, new StorageError('watch cache stopped'))
+  }
+
+  /** A snapshot of the current objects in key order, with the revision it reflects. */
+  list(): {items: CacheEntry<T>[]; revision: number} {
+    if (!this.sortedKeys) this.sortedKeys = [...this.entries.keys()].sort()
+    const items: CacheEntry<T>[] = []
+    for (const key of this.sortedKeys) items.push(this.entries.get(key)!)
+    return {items, revision: this.revisionSeen}
+  }
+
+  get(key: string): CacheEntry<T> | undefined {
+    return this.entries.get(key)
+  }
+
+  /** Resolves once the cache has seen revision; rejects after timeoutMs. */
+  waitUntil(revision: number, timeoutMs: number): Promise<void> {
+    if (this.revisionSeen >= revision) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      const waiter = {revision, resolve: () => (clearTimeout(timer), resolve())}
+      const timer = setTimeout(() => {
+        const index = this.waiters.indexOf(waiter)
+        if (index >= 0) this.waiters.splice(index, 1)
+        reject(new StorageError(`watch cache for ${this.prefix} did not reach revision ${revision} in ${timeoutMs} ms`))
+      }, timeoutMs)
+      this.waiters.push(waiter)
+    })
+  }
+
+  /** Events after fromRevision, then live ones. fromRevision older than the ring holds fails
+   *  with TooOldResourceVersionError (the API answers 410 Gone). */
+  watch(fromRevision: number, watcher: CacheWatcher<T>): Watch {
+    if (fromRevision < this.since) throw new TooOldResourceVersionError(fromRevision, this.since)
+    const registered: Registered<T> = {watcher, active: true, backlog: []}
+    for (let i = this.ringStart; i < this.ring.length; i++) {
+      if (this.ring[i].revision > fromRevision) registered.backlog.push(this.ring[i])
+    }
+    this.watchers.add(registered)
+    if (registered.backlog.length > 0) {
+      queueMicrotask(() => {
+        if (registered.active && registered.backlog.length > 0) this.deliver(registered, [])
+      })
+    }
+    return {cancel: () => this.end(registered)}
+  }
+
+  private end(registered: Registered<T>, error?: Error): void {
+    if (!registered.active) return
+    registered.active = false
+    this.watchers.delete(registered)
+    if (error) registered.watcher.onError(error)
+  }
+
+  private deliver(registered: Registered<T>, events: CacheEvent<T>[]): void {
+    if (registered.backlog.length > 0) {
+      events = [...registered.backlog, ...events]
+      registered.backlog = []
+    }
+    if (events.length === 0) return
+    try {
+      registered.watcher.onEvents(events)
+    } catch (error) {
+      this.end(registered, error as Error)
+    }
+  }
+
+  private tryDecode(kv: KeyValue): T | undefined {
+    try {
+      return this.options.decode(kv)
+    } catch {
+      return undefined
+    }
+  }
+
+  private apply(events: WatchEvent[]): void {
+    const out: CacheEvent<T>[] = []
+    for (const event of events) {
+      const previous = this.entries.get(event.kv.key)
+      if (event.type === 'delete') {
+        if (!previous) continue
+        this.entries.delete(event.kv.key)
+        this.sortedKeys = null
+        out.push({type: 'DELETED', revision: event.revision, key: event.kv.key, object: previous.object, prev: previous.object, kv: event.kv})
+        continue
+      }
+      const object = this.tryDecode(event.kv)
+      if (object === undefined) continue
+      this.entries.set(event.kv.key, {kv: event.kv, object})
+      if (!previous) this.sortedKeys = null
+      out.push({
+        type: previous ? 'MODIFIED' : 'ADDED',
+        revision: event.revision,
+        key: event.kv.key,
+        object,
+        prev: previous?.object,
+        kv: event.kv,
+      })
+    }
+    for (const event of out) this.record(event)
+    const last = events.length > 0 ? events[events.length - 1].revision : this.revisionSeen
+    if (out.length > 0) {
+      for (const registered of [...this.watchers]) if (registered.active) this.deliver(registered, out)
+    }
+    this.advance(last)
+  }
+
+  private record(event: CacheEvent<T>): void {
+    this.ring.push(event)
+    if (this.ring.length - this.ringStart > this.capacity) {
+      this.since = this.ring[this.ringStart].revision
+      this.ringStart++
+      // compact the array now and then instead of shifting on every event
+      if (this.ringStart > this.capacity) {
+        this.ring = this.ring.slice(this.ringStart)
+        this.ringStart = 0
+      }
+    }
+  }
+
+  private progress(revision: number): void {
+    this.advance(revision)
+  }
+
+  private advance(revision: number): void {
+    if (revision <= this.revisionSeen) return
+    this.revisionSeen = revision
+    for (const registered of [...this.watchers]) {
+      if (registered.active) registered.watcher.onProgress?.(revision)
+    }
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      if (this.waiters[i].revision <= revision) {
+        const [waiter] = this.waiters.splice(i, 1)
+        waiter.resolve()
+      }
+    }
+  }
+}
+
+export {CompactedError}
