@@ -1,6 +1,7 @@
 import {Command, Flags} from '@oclif/core'
 import {defaultDataDir, runServer} from '../src/apiserver/main.js'
 import {parseDuration} from '../src/machinery/duration.js'
+import {fail} from '../src/cli/fail.js'
 import {StoreUnavailableError} from '../src/storage/index.js'
 
 export default class Server extends Command {
@@ -29,7 +30,7 @@ export default class Server extends Command {
     try {
       historyRetentionMs = parseDuration(flags['watch-history'])
     } catch (error) {
-      this.error((error as Error).message, {exit: 2})
+      fail((error as Error).message, 2)
     }
     try {
       await runServer({
@@ -43,7 +44,7 @@ export default class Server extends Command {
       })
     } catch (error) {
       const message = error instanceof StoreUnavailableError ? error.message : `cannot start: ${(error as Error).message}`
-      this.error(message.split('\n')[0], {exit: 1})
+      fail(message, 1)
     }
   }
 }

@@ -29,6 +29,8 @@ export interface ObjectSchema {
   type: 'object'
   /** the Go type name, used for OpenAPI definitions and protobuf message names */
   name: string
+  /** fields by JSON name. A field named '' is an embedded struct (Go `json:",inline"`): its fields
+   *  appear in this object's JSON, while protobuf keeps it as a nested message under its number. */
   fields: Record<string, Field>
   /** x-kubernetes-map-type: atomic structs are replaced whole by apply and strategic merge */
   structType?: 'atomic' | 'granular'

@@ -100,6 +100,7 @@ const PRIORITIES: Record<string, {group: number; versions: Record<string, number
   'networking.orch.io': {group: 17200, versions: {v1: 15, v1beta1: 9, v1alpha1: 1}},
   policy: {group: 17100, versions: {v1: 15}},
   'rbac.authorization.orch.io': {group: 17000, versions: {v1: 15}},
+  'rbac.orch.io': {group: 17000, versions: {v1: 15}},
   'storage.orch.io': {group: 16800, versions: {v1: 15, v1beta1: 9, v1alpha1: 1}},
   'admissionregistration.orch.io': {group: 16700, versions: {v1: 15, v1beta1: 12, v1alpha1: 9}},
   'apiextensions.orch.io': {group: 16700, versions: {v1: 15}},
@@ -110,7 +111,7 @@ const PRIORITIES: Record<string, {group: number; versions: Record<string, number
   'flowcontrol.apiserver.orch.io': {group: 16100, versions: {v1: 21, v1beta3: 18}},
   'internal.apiserver.orch.io': {group: 16000, versions: {v1alpha1: 9}},
   'resource.orch.io': {group: 15900, versions: {v1beta1: 9, v1alpha3: 9}},
-  'storagemigration.orch.io': {group: 15800, versions: {v1alpha1: 9}},
+  'storagemigration.orch.io': {group: 15800, versions: {v1beta1: 12, v1alpha1: 9}},
 }
 
 const KUBE_VERSION = /^v(\d+)(?:(alpha|beta)(\d+))?$/

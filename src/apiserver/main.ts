@@ -44,23 +44,27 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
   return {server, url, logger, stop: () => server.stop()}
 }
 
-/** Runs until SIGINT or SIGTERM, then shuts down: in-flight writes are committed, the store closed. */
+/** Runs until SIGINT or SIGTERM, then shuts down: in-flight writes are committed, the store closed.
+ *  The handlers are installed before the server starts, so a signal during start-up is not lost. */
 export async function runServer(config: ServerConfig): Promise<void> {
-  const running = await startServer(config)
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      process.off('SIGINT', onInt)
-      process.off('SIGTERM', onTerm)
-      running.logger.info('shutting down', {signal})
-      running.stop().then(resolve, (error) => {
-        running.logger.error('shutdown failed', {error})
-        resolve()
-      })
+  let signalled: (signal: string) => void = () => {}
+  const signal = new Promise<string>((resolve) => (signalled = resolve))
+  const onInt = () => signalled('SIGINT')
+  const onTerm = () => signalled('SIGTERM')
+  process.on('SIGINT', onInt)
+  process.on('SIGTERM', onTerm)
+  try {
+    const running = await startServer(config)
+    const received = await signal
+    running.logger.info('shutting down', {signal: received})
+    try {
+      await running.stop()
+    } catch (error) {
+      running.logger.error('shutdown failed', {error})
     }
-    const onInt = () => shutdown('SIGINT')
-    const onTerm = () => shutdown('SIGTERM')
-    process.on('SIGINT', onInt)
-    process.on('SIGTERM', onTerm)
-  })
-  running.logger.info('stopped')
+    running.logger.info('stopped')
+  } finally {
+    process.off('SIGINT', onInt)
+    process.off('SIGTERM', onTerm)
+  }
 }

@@ -22,6 +22,8 @@ export interface NonResourceRequest {
 
 export type RequestInfo = ResourceRequest | NonResourceRequest
 
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize'])
+
 const methodVerbs: Record<string, Verb> = {
   POST: 'create',
   PUT: 'update',
@@ -50,15 +52,12 @@ export function resolveRequestInfo(method: string, path: string, query: URLSearc
   }
   if (rest.length === 0) return {isResourceRequest: false, path, verb: lowerMethod.toLowerCase()}
   let namespace = ''
-  // namespaces/{ns}/{resource}... is namespaced; namespaces/{name}[/{sub}] is the Namespace itself
-  if (rest[0] === 'namespaces' && rest.length >= 3) {
+  // namespaces/{ns}/{resource}... is namespaced; namespaces/{name}[/status|/finalize] is the Namespace itself
+  if (rest[0] === 'namespaces' && rest.length >= 3 && !NAMESPACE_SUBRESOURCES.has(rest[2])) {
     namespace = rest[1]
     rest = rest.slice(2)
   }
   const [resource, name = '', subresource = '', ...extra] = rest
-  if (rest[0] === 'namespaces' && rest.length === 2 && namespace === '') {
-    namespace = ''
-  }
   let verb: Verb | 'proxy'
   if (lowerMethod === 'GET' || lowerMethod === 'HEAD') {
     if (name) verb = 'get'

@@ -3,8 +3,13 @@
 // Notes on how it maps (see docs/architecture.md for the contract itself):
 // - Keys are used as given; values are stored as raw bytes. One etcd revision = one store revision.
 // - create/update/delete are single txns whose compares carry the precondition, so they are atomic
-//   on the server; writes are never retried by the client (a retried txn whose first attempt did
-//   apply would report a false KeyExists/Conflict). Reads are retried on transient errors.
+//   on the server. etcd3's default policy retries every call on transient errors; that is replaced
+//   here: a write is sent again only when it surely never reached a server (no connection, breaker
+//   open), since a retried txn whose first attempt did apply would report a false KeyExists or
+//   Conflict. Reads are retried on any transient error. Each retry may pick another endpoint.
+// - etcd3 ignores its dialTimeout option: open() bounds its connectivity check with a call
+//   deadline instead, and every unary call gets a deadline (requestTimeoutMs).
+// - close() waits for in-flight calls, then cancels open watches without calling their handlers.
 // - Watches use their own gRPC watch stream rather than etcd3's Watcher: the Watcher hides the
 //   compact_revision of a canceled watch (it only emits an empty "Watcher canceled") and silently
 //   re-subscribes after a disconnect. Here a cancel caused by compaction becomes a CompactedError,
@@ -14,6 +19,7 @@
 //   compaction point, so a binary search between the highest point this process knows (compacted
 //   to, or learnt from a watch's compact_revision) and the current revision finds it.
 import {
+  ClientClosedError,
   CompareResult,
   CompareTarget,
   Etcd3,
@@ -54,7 +60,7 @@ export interface EtcdStoreOptions {
 const DEFAULT_DIAL_TIMEOUT_MS = 5_000
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 const COMPACT_TIMEOUT_MS = 10 * 60_000
-const READ_ATTEMPTS = 3
+const MIN_ATTEMPTS = 3
 /** the smallest key; also, as a range end, "to the end of the keyspace" */
 const NUL = Buffer.from([0])
 
@@ -133,9 +139,20 @@ function isFutureRevisionError(error: unknown): boolean {
   return error instanceof Error && /required revision is a future revision/.test(error.message)
 }
 
+/** etcd3's per-endpoint circuit breaker is open: the call was not made. */
+function isBrokenCircuit(error: unknown): boolean {
+  return error instanceof Error && (error as {isBrokenCircuitError?: boolean}).isBrokenCircuitError === true
+}
+
 function isUnreachable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false
-  return isRecoverableError(error) || error.name === 'BrokenCircuitError' || /circuit breaker is open/i.test(error.message)
+  return error instanceof Error && (isRecoverableError(error) || isBrokenCircuit(error))
+}
+
+/** The request never reached a server (no connection, or the endpoint's breaker is open), so even
+ *  a write can be sent again, to another endpoint. */
+function neverSent(error: unknown): boolean {
+  if (isBrokenCircuit(error)) return true
+  return isUnreachable(error) && /No connection established|Name resolution failed|ECONNREFUSED/.test((error as Error).message)
 }
 
 export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStore> {
@@ -164,7 +181,7 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStor
       return new EtcdStore(client, endpoints)
     } catch (error) {
       // the circuit breaker's "open" says nothing about why: keep the first real reason
-      if (firstError === undefined || (firstError instanceof Error && firstError.name === 'BrokenCircuitError')) {
+      if (firstError === undefined || isBrokenCircuit(firstError)) {
         firstError = error
       }
       if (!isUnreachable(error)) break
@@ -183,12 +200,15 @@ export class EtcdStore implements Store {
   private readonly inflight = new Set<Promise<unknown>>()
   private readonly watches = new Set<EtcdWatch>()
   readonly label: string
+  /** tries of a call that failed without effect: each may go to another endpoint */
+  readonly attempts: number
 
   constructor(
     private readonly client: Etcd3,
     readonly endpoints: string[],
   ) {
     this.label = `etcd at ${endpoints.join(', ')}`
+    this.attempts = Math.max(MIN_ATTEMPTS, endpoints.length * 2 + 1)
   }
 
   get(key: string): Promise<KeyValue | null> {
@@ -344,7 +364,7 @@ export class EtcdStore implements Store {
   /** @internal */
   translate(error: unknown, what: string): StorageError {
     if (error instanceof StorageError) return error
-    if (this.closed && error instanceof Error && error.name === 'ClientClosedError') return this.closedError()
+    if (error instanceof ClientClosedError) return this.closedError()
     if (isUnreachable(error)) return new StoreUnavailableError(`${this.label} is unreachable: ${what}: ${reasonOf(error)}`)
     return new StorageError(`${this.label}: ${what}: ${reasonOf(error)}`)
   }
@@ -367,7 +387,7 @@ export class EtcdStore implements Store {
    *  back translated: CompactedError and "in the future" when `revision` is not readable. */
   private async range(request: IRangeRequest, what: string, revision = 0): Promise<IRangeResponse> {
     let lastError: unknown
-    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < this.attempts; attempt++) {
       try {
         return await this.client.kv.range(request)
       } catch (error) {
@@ -383,11 +403,14 @@ export class EtcdStore implements Store {
     throw this.translate(lastError, what)
   }
 
+  /** A write: sent again only when it surely never reached a server. */
   private async txn(what: string, call: () => Promise<ITxnResponse>): Promise<ITxnResponse> {
-    try {
-      return await call()
-    } catch (error) {
-      throw this.translate(error, what)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call()
+      } catch (error) {
+        if (!neverSent(error) || attempt >= this.attempts || this.closed) throw this.translate(error, what)
+      }
     }
   }
 
@@ -456,29 +479,60 @@ class EtcdWatch {
       // etcd would accept a watch from the compaction point - 1, but the delete events at exactly
       // the compaction point may be gone by then: hold etcd to the contract's "reads before fail".
       await this.store.checkNotCompacted(this.fromRevision)
-      if (this.done) return
-      const stream = await this.client.watchClient.watch()
-      if (this.done) {
+    } catch (error) {
+      this.fail(this.store.translate(error, `watch ${this.prefix}`))
+      return
+    }
+    await this.open(1)
+  }
+
+  /** Opens the stream and creates the etcd watcher; a stream that failed before the watcher was
+   *  created without reaching a server is opened again (possibly to another endpoint). */
+  private async open(attempt: number): Promise<void> {
+    if (this.done) return
+    let stream: WatchStream
+    try {
+      stream = await this.client.watchClient.watch()
+    } catch (error) {
+      if (neverSent(error) && attempt < this.store.attempts && !this.done) return this.open(attempt + 1)
+      this.fail(this.store.translate(error, `watch ${this.prefix}`))
+      return
+    }
+    if (this.done) {
+      closeStream(stream)
+      return
+    }
+    this.stream = stream
+    let created = false
+    stream.on('data', (response) => {
+      if (this.stream !== stream) return
+      if (response.created) created = true
+      this.receive(response)
+    })
+    stream.on('error', (error) => {
+      if (this.stream !== stream) return
+      if (!created && neverSent(error) && attempt < this.store.attempts) {
         closeStream(stream)
+        this.stream = undefined
+        void this.open(attempt + 1)
         return
       }
-      this.stream = stream
-      stream.on('data', (response) => this.receive(response))
-      stream.on('error', (error) => this.fail(this.store.translate(error, `watch ${this.prefix}`)))
-      stream.on('end', () => this.fail(new StoreUnavailableError(`${this.store.label}: the watch stream on ${this.prefix} ended`)))
-      const {start, end} = prefixRange(this.prefix)
-      stream.write({
-        create_request: {
-          key: start,
-          range_end: end,
-          start_revision: this.fromRevision + 1,
-          prev_kv: true,
-          progress_notify: true,
-        },
-      })
-    } catch (error) {
-      this.fail(error instanceof StorageError ? error : this.store.translate(error, `watch ${this.prefix}`))
-    }
+      this.fail(this.store.translate(error, `watch ${this.prefix}`))
+    })
+    stream.on('end', () => {
+      if (this.stream !== stream) return
+      this.fail(new StoreUnavailableError(`${this.store.label}: the watch stream on ${this.prefix} ended`))
+    })
+    const {start, end} = prefixRange(this.prefix)
+    stream.write({
+      create_request: {
+        key: start,
+        range_end: end,
+        start_revision: this.fromRevision + 1,
+        prev_kv: true,
+        progress_notify: true,
+      },
+    })
   }
 
   cancel(): void {
@@ -503,7 +557,7 @@ class EtcdWatch {
     if (response.events.length === 0) {
       // a progress notification: etcd sends them to watchers that are caught up only
       const revision = Number(response.header.revision)
-      if (revision > this.position) {
+      if (revision >= this.position) {
         this.position = revision
         this.call(() => this.handlers.onProgress?.(revision))
       }

@@ -242,7 +242,7 @@ async function verify(dataDir: string, acks: Ack[], roundAcks: Ack[], round: num
 }
 
 describe('sqlite store: crash safety', () => {
-  it(`after SIGKILL mid-write every acknowledged write is present with its revision (${ROUNDS} rounds)`, async () => {
+  it(`after SIGKILL mid-write every acknowledged write is present with its revision (${ROUNDS} rounds)`, async (t) => {
     const dataDir = tempDir()
     const random = prng(0x5eed)
     const acks: Ack[] = []
@@ -274,9 +274,10 @@ describe('sqlite store: crash safety', () => {
       assert.ok(current > revisionBefore, `round ${round}: the store did not move past ${revisionBefore}`)
       revisionBefore = current
     }
-    // the kill lands while the writer is busy: most rounds should end with commits nobody saw acknowledged
     assert.ok(acks.length >= ROUNDS * 50)
-    assert.ok(killedWithWritesInFlight >= 0)
+    // how often the kill landed after a commit whose acknowledgement the parent never saw
+    t.diagnostic(`${acks.length} acknowledgements, store at revision ${revisionBefore}; ` +
+      `${killedWithWritesInFlight}/${ROUNDS} rounds had commits past the last acknowledgement`)
   })
 })
 

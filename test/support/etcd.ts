@@ -71,8 +71,8 @@ function installExitHooks(): void {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
       killAllNow()
-      // the default action of the signal: die of it
-      process.kill(process.pid, signal)
+      // nobody else handles it: take the signal's default action (die of it)
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
     })
   }
 }

@@ -1,0 +1,5 @@
+// The authentication.orch.io kinds.
+import type {KindDeclaration} from '../types.js'
+import {tokenReview} from './tokenreview.js'
+
+export const declarations: KindDeclaration[] = [tokenReview]

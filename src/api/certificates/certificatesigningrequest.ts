@@ -1,0 +1,150 @@
+// CertificateSigningRequest (certificates.orch.io/v1, cluster-scoped): document 3.
+import {ageColumn, humanDuration} from '../columns.js'
+import {objectMeta} from '../meta.js'
+import type {KindDeclaration, ObjectSchema} from '../types.js'
+
+export const keyUsages = [
+  'signing',
+  'digital signature',
+  'content commitment',
+  'key encipherment',
+  'key agreement',
+  'data encipherment',
+  'cert sign',
+  'crl sign',
+  'encipher only',
+  'decipher only',
+  'any',
+  'server auth',
+  'client auth',
+  'code signing',
+  'email protection',
+  's/mime',
+  'ipsec end system',
+  'ipsec tunnel',
+  'ipsec user',
+  'timestamping',
+  'ocsp signing',
+  'microsoft sgc',
+  'netscape sgc',
+] as const
+
+const csrCondition: ObjectSchema = {
+  type: 'object',
+  name: 'CertificateSigningRequestCondition',
+  fields: {
+    type: {type: 'string', proto: 1, required: true},
+    status: {type: 'string', proto: 6, required: true, enum: ['True', 'False', 'Unknown']},
+    reason: {type: 'string', proto: 2},
+    message: {type: 'string', proto: 3},
+    lastUpdateTime: {type: 'time', proto: 4},
+    lastTransitionTime: {type: 'time', proto: 5},
+  },
+}
+
+/** kubectl's CONDITION cell: Denied, Approved or Pending, then `,Failed` and `,Issued` as they apply. */
+export function csrConditionCell(csr: any): string {
+  let approved = false
+  let denied = false
+  let failed = false
+  for (const c of Array.isArray(csr?.status?.conditions) ? csr.status.conditions : []) {
+    if (c?.type === 'Approved') approved = true
+    else if (c?.type === 'Denied') denied = true
+    else if (c?.type === 'Failed') failed = true
+  }
+  let status = denied ? 'Denied' : approved ? 'Approved' : 'Pending'
+  if (failed) status += ',Failed'
+  if (csr?.status?.certificate) status += ',Issued'
+  return status
+}
+
+/** kubectl's REQUESTEDDURATION cell: `<none>`, or spec.expirationSeconds humanised (600 -> 10m, 86400 -> 24h). */
+export function csrRequestedDurationCell(csr: any): string {
+  const seconds = csr?.spec?.expirationSeconds
+  return typeof seconds === 'number' ? humanDuration(seconds * 1000) : '<none>'
+}
+
+export const certificateSigningRequest: KindDeclaration = {
+  group: 'certificates.orch.io',
+  version: 'v1',
+  kind: 'CertificateSigningRequest',
+  resource: 'certificatesigningrequests',
+  singular: 'certificatesigningrequest',
+  shortNames: ['csr'],
+  namespaced: false,
+  verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+  subresources: [
+    {name: 'status', verbs: ['get', 'patch', 'update'], writes: 'status'},
+    {name: 'approval', verbs: ['get', 'patch', 'update'], writes: 'custom'},
+  ],
+  hasStatus: true,
+  generationFields: ['spec'],
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+  schema: {
+    type: 'object',
+    name: 'CertificateSigningRequest',
+    fields: {
+      metadata: {...objectMeta, proto: 1},
+      spec: {
+        type: 'object',
+        name: 'CertificateSigningRequestSpec',
+        proto: 2,
+        required: true,
+        fields: {
+          request: {type: 'string', format: 'byte', proto: 1, required: true},
+          signerName: {type: 'string', proto: 7, required: true},
+          expirationSeconds: {type: 'integer', format: 'int32', proto: 8},
+          usages: {type: 'array', items: {type: 'string', enum: keyUsages}, proto: 5, listType: 'atomic'},
+          username: {type: 'string', proto: 2},
+          uid: {type: 'string', proto: 3},
+          groups: {type: 'array', items: {type: 'string'}, proto: 4, listType: 'atomic'},
+          // map[string]ExtraValue: in protobuf each value is an ExtraValue message (repeated string items = 1)
+          extra: {type: 'map', values: {type: 'array', items: {type: 'string'}}, proto: 6},
+        },
+      },
+      status: {
+        type: 'object',
+        name: 'CertificateSigningRequestStatus',
+        proto: 3,
+        fields: {
+          // Kubernetes declares listType=map/listMapKey=type and no patchStrategy: strategic merge replaces the list
+          conditions: {type: 'array', items: csrCondition, proto: 1, listType: 'map', listMapKeys: ['type']},
+          certificate: {type: 'string', format: 'byte', proto: 2},
+        },
+      },
+    },
+  },
+  columns: [
+    ageColumn,
+    {
+      name: 'SignerName',
+      type: 'string',
+      description: 'the signer the certificate is requested from',
+      priority: 0,
+      cell: (o) => o.spec?.signerName || '<none>',
+    },
+    {
+      name: 'Requestor',
+      type: 'string',
+      description: 'the user who created the request',
+      priority: 0,
+      cell: (o) => o.spec?.username ?? '',
+    },
+    {
+      name: 'RequestedDuration',
+      type: 'string',
+      description: 'the requested validity of the issued certificate',
+      priority: 0,
+      cell: (o) => csrRequestedDurationCell(o),
+    },
+    {
+      name: 'Condition',
+      type: 'string',
+      description: 'the approval and issuance state of the request',
+      priority: 0,
+      cell: (o) => csrConditionCell(o),
+    },
+  ],
+  fieldSelectors: {'spec.signerName': (o) => o.spec?.signerName ?? ''},
+}

@@ -1,0 +1,47 @@
+// The client layer: kubeconfig, REST client, watch decoder, informer.
+export {
+  configFromKubeconfig,
+  defaultKubeconfigPath,
+  loadKubeconfig,
+  resolveClientConfig,
+  type ClientConfig,
+  type Kubeconfig,
+  type KubeconfigCluster,
+  type KubeconfigContext,
+  type KubeconfigUser,
+  type ResolveOptions,
+} from './kubeconfig.js'
+export {
+  ApiStatusError,
+  RestClient,
+  asStatus,
+  isApiStatusError,
+  optionsQuery,
+  parseWarningHeaders,
+  patchContentTypes,
+  resourcePath,
+  type CallOptions,
+  type HttpMethod,
+  type ListMeta,
+  type ObjectList,
+  type PatchType,
+  type Query,
+  type QueryValue,
+  type RawRequest,
+  type RawResponse,
+  type ResourceLocator,
+  type RestClientOptions,
+  type StreamResponse,
+} from './rest.js'
+export {
+  JsonStreamDecoder,
+  watch,
+  watchErrorOf,
+  watchEvents,
+  type WatchEvent,
+  type WatchEventType,
+  type WatchHandle,
+  type WatchHandlers,
+  type WatchOptions,
+} from './watch.js'
+export {Informer, objectKey, type InformerHandlers, type InformerOptions} from './informer.js'

@@ -1,0 +1,232 @@
+// Client configuration: the kubeconfig file format (clusters, users, contexts, current-context) and the
+// order in which a command finds its server and credentials, as kubectl does:
+//   server:     --server, else the cluster of the chosen context
+//   kubeconfig: --kubeconfig, else the first file of $KUBECONFIG, else ~/.orch/config
+//   context:    --context, else current-context
+//   namespace:  --namespace, else the context's namespace, else `default`
+// File references (certificate-authority, client-certificate, client-key, tokenFile) that are relative
+// are resolved against the directory of the kubeconfig that names them.
+import {existsSync, readFileSync} from 'node:fs'
+import {homedir} from 'node:os'
+import {dirname, isAbsolute, join, resolve} from 'node:path'
+import * as yaml from 'js-yaml'
+
+/** What a client needs to reach the API server. Certificates and keys are PEM. */
+export interface ClientConfig {
+  /** e.g. https://127.0.0.1:6443 (may carry a path prefix) */
+  server: string
+  ca?: Buffer
+  cert?: Buffer
+  key?: Buffer
+  token?: string
+  insecureSkipTLSVerify?: boolean
+  namespace: string
+}
+
+export interface ResolveOptions {
+  /** --server */
+  server?: string
+  /** --kubeconfig */
+  kubeconfig?: string
+  /** --context */
+  context?: string
+  /** --namespace */
+  namespace?: string
+  /** the environment to read KUBECONFIG from (default process.env) */
+  env?: Record<string, string | undefined>
+  /** the home directory holding .orch/config (default os.homedir()) */
+  home?: string
+}
+
+export interface KubeconfigCluster {
+  server?: string
+  'certificate-authority'?: string
+  'certificate-authority-data'?: string
+  'insecure-skip-tls-verify'?: boolean
+}
+
+export interface KubeconfigUser {
+  'client-certificate'?: string
+  'client-certificate-data'?: string
+  'client-key'?: string
+  'client-key-data'?: string
+  token?: string
+  tokenFile?: string
+}
+
+export interface KubeconfigContext {
+  cluster?: string
+  user?: string
+  namespace?: string
+}
+
+/** A parsed kubeconfig: the named entries flattened into maps, and the file it came from. */
+export interface Kubeconfig {
+  path: string
+  currentContext?: string
+  clusters: Map<string, KubeconfigCluster>
+  users: Map<string, KubeconfigUser>
+  contexts: Map<string, KubeconfigContext>
+}
+
+/** The kubeconfig a command reads when none is named: ~/.orch/config. */
+export function defaultKubeconfigPath(home: string = homedir()): string {
+  return join(home, '.orch', 'config')
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function namedEntries<T>(path: string, doc: Record<string, unknown>, list: string, field: string): Map<string, T> {
+  const out = new Map<string, T>()
+  const value = doc[list]
+  if (value === undefined || value === null) return out
+  if (!Array.isArray(value)) throw new Error(`kubeconfig ${path}: "${list}" must be a list`)
+  for (const entry of value) {
+    if (!isRecord(entry) || typeof entry.name !== 'string') {
+      throw new Error(`kubeconfig ${path}: every entry of "${list}" needs a name`)
+    }
+    const body = entry[field]
+    if (body !== undefined && body !== null && !isRecord(body)) {
+      throw new Error(`kubeconfig ${path}: ${list} "${entry.name}": "${field}" must be a mapping`)
+    }
+    out.set(entry.name, (body ?? {}) as T)
+  }
+  return out
+}
+
+/** Reads and parses one kubeconfig file. A missing or malformed file is a one-line Error. */
+export function loadKubeconfig(path: string): Kubeconfig {
+  const absolute = resolve(path)
+  let text: string
+  try {
+    text = readFileSync(absolute, 'utf8')
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new Error(`kubeconfig ${absolute} not found`)
+    throw new Error(`kubeconfig ${absolute} cannot be read: ${(e as Error).message}`)
+  }
+  let doc: unknown
+  try {
+    doc = yaml.load(text)
+  } catch (e) {
+    const reason = e instanceof yaml.YAMLException ? e.reason : (e as Error).message
+    throw new Error(`kubeconfig ${absolute} is not valid YAML: ${reason}`)
+  }
+  if (doc === undefined || doc === null) doc = {}
+  if (!isRecord(doc)) throw new Error(`kubeconfig ${absolute} must be a YAML mapping`)
+  const current = doc['current-context']
+  return {
+    path: absolute,
+    currentContext: typeof current === 'string' && current !== '' ? current : undefined,
+    clusters: namedEntries(absolute, doc, 'clusters', 'cluster'),
+    users: namedEntries(absolute, doc, 'users', 'user'),
+    contexts: namedEntries(absolute, doc, 'contexts', 'context'),
+  }
+}
+
+function readReferenced(kubeconfig: Kubeconfig, field: string, file: string): Buffer {
+  const path = isAbsolute(file) ? file : resolve(dirname(kubeconfig.path), file)
+  try {
+    return readFileSync(path)
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    const why = code === 'ENOENT' ? 'not found' : `cannot be read: ${(e as Error).message}`
+    throw new Error(`kubeconfig ${kubeconfig.path}: ${field} ${path} ${why}`)
+  }
+}
+
+function fileOrData(kubeconfig: Kubeconfig, entry: Record<string, unknown>, field: string): Buffer | undefined {
+  const data = entry[`${field}-data`]
+  if (typeof data === 'string' && data !== '') return Buffer.from(data, 'base64')
+  const file = entry[field]
+  if (typeof file === 'string' && file !== '') return readReferenced(kubeconfig, field, file)
+  return undefined
+}
+
+/**
+ * The client configuration of one context of a parsed kubeconfig (default: its current-context).
+ * `server` and `namespace` override what the context says.
+ */
+export function configFromKubeconfig(
+  kubeconfig: Kubeconfig,
+  overrides: {context?: string; server?: string; namespace?: string} = {},
+): ClientConfig {
+  const contextName = overrides.context || kubeconfig.currentContext
+  let context: KubeconfigContext = {}
+  if (contextName) {
+    const found = kubeconfig.contexts.get(contextName)
+    if (!found) throw new Error(`context "${contextName}" not found in kubeconfig ${kubeconfig.path}`)
+    context = found
+  } else if (!overrides.server) {
+    throw new Error(`kubeconfig ${kubeconfig.path} has no current-context: pass --context or --server`)
+  }
+
+  let cluster: KubeconfigCluster = {}
+  if (context.cluster) {
+    const found = kubeconfig.clusters.get(context.cluster)
+    if (!found) {
+      throw new Error(`cluster "${context.cluster}" of context "${contextName}" not found in kubeconfig ${kubeconfig.path}`)
+    }
+    cluster = found
+  }
+  let user: KubeconfigUser = {}
+  if (context.user) {
+    const found = kubeconfig.users.get(context.user)
+    if (!found) throw new Error(`user "${context.user}" of context "${contextName}" not found in kubeconfig ${kubeconfig.path}`)
+    user = found
+  }
+
+  const server = overrides.server || cluster.server
+  if (!server) {
+    throw new Error(`context "${contextName}" in kubeconfig ${kubeconfig.path} names no server: pass --server`)
+  }
+  const config: ClientConfig = {
+    server,
+    namespace: overrides.namespace || context.namespace || 'default',
+  }
+  const ca = fileOrData(kubeconfig, cluster as Record<string, unknown>, 'certificate-authority')
+  if (ca) config.ca = ca
+  if (cluster['insecure-skip-tls-verify'] === true) config.insecureSkipTLSVerify = true
+  const cert = fileOrData(kubeconfig, user as Record<string, unknown>, 'client-certificate')
+  if (cert) config.cert = cert
+  const key = fileOrData(kubeconfig, user as Record<string, unknown>, 'client-key')
+  if (key) config.key = key
+  if (typeof user.token === 'string' && user.token !== '') {
+    config.token = user.token
+  } else if (typeof user.tokenFile === 'string' && user.tokenFile !== '') {
+    config.token = readReferenced(kubeconfig, 'tokenFile', user.tokenFile).toString('utf8').trim()
+  }
+  return config
+}
+
+/** The kubeconfig file to read, and whether --kubeconfig named it (then it must exist even with --server). */
+function chooseKubeconfig(options: ResolveOptions): {path: string; explicit: boolean} {
+  if (options.kubeconfig) return {path: resolve(options.kubeconfig), explicit: true}
+  const env = (options.env ?? process.env).KUBECONFIG
+  const first = env?.split(':').find((part) => part !== '')
+  if (first) return {path: resolve(first), explicit: false}
+  return {path: defaultKubeconfigPath(options.home), explicit: false}
+}
+
+/**
+ * Finds the server and credentials for a command. `--server` alone is enough: credentials then come from
+ * the kubeconfig when one is found (as kubectl does), and a missing $KUBECONFIG or ~/.orch/config is no
+ * error. Without `--server` the kubeconfig must exist and its context must name a server.
+ */
+export function resolveClientConfig(options: ResolveOptions = {}): ClientConfig {
+  const {path, explicit} = chooseKubeconfig(options)
+  if (!explicit && !existsSync(path)) {
+    if (!options.server) {
+      throw new Error(`no server to talk to: kubeconfig ${path} not found (pass --server or --kubeconfig)`)
+    }
+    if (options.context) throw new Error(`context "${options.context}" not found: kubeconfig ${path} not found`)
+    return {server: options.server, namespace: options.namespace || 'default'}
+  }
+  return configFromKubeconfig(loadKubeconfig(path), {
+    context: options.context,
+    server: options.server,
+    namespace: options.namespace,
+  })
+}

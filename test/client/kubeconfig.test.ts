@@ -1,0 +1,197 @@
+import {after, before, describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import * as yaml from 'js-yaml'
+import {defaultKubeconfigPath, loadKubeconfig, resolveClientConfig} from '../../src/client/index.js'
+
+let root: string
+
+function kubeconfig(server: string, extra: {cluster?: object; user?: object; context?: object; current?: string | null} = {}): string {
+  return yaml.dump({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {name: 'main', cluster: {server, ...extra.cluster}},
+      {name: 'other', cluster: {server: 'https://other.example:6443'}},
+    ],
+    users: [
+      {name: 'admin', user: {token: 'main-token', ...extra.user}},
+      {name: 'viewer', user: {token: 'viewer-token'}},
+    ],
+    contexts: [
+      {name: 'main', context: {cluster: 'main', user: 'admin', ...extra.context}},
+      {name: 'other', context: {cluster: 'other', user: 'viewer', namespace: 'team-b'}},
+    ],
+    'current-context': extra.current === null ? undefined : (extra.current ?? 'main'),
+  }, {skipInvalid: true})
+}
+
+function write(path: string, text: string): string {
+  mkdirSync(join(path, '..'), {recursive: true})
+  writeFileSync(path, text)
+  return path
+}
+
+function message(fn: () => unknown): string {
+  try {
+    fn()
+  } catch (e) {
+    return (e as Error).message
+  }
+  assert.fail('expected an error')
+}
+
+before(() => {
+  root = mkdtempSync(join(tmpdir(), 'orch-kubeconfig-'))
+})
+
+after(() => {
+  rmSync(root, {recursive: true, force: true})
+})
+
+describe('kubeconfig resolution order', () => {
+  it('--kubeconfig wins over $KUBECONFIG and ~/.orch/config', () => {
+    const home = join(root, 'order1')
+    write(defaultKubeconfigPath(home), kubeconfig('https://home:1'))
+    const env = write(join(root, 'order1-env'), kubeconfig('https://env:1'))
+    const flag = write(join(root, 'order1-flag'), kubeconfig('https://flag:1'))
+    const config = resolveClientConfig({kubeconfig: flag, env: {KUBECONFIG: env}, home})
+    assert.equal(config.server, 'https://flag:1')
+  })
+
+  it('$KUBECONFIG wins over ~/.orch/config, and its first file is the one read', () => {
+    const home = join(root, 'order2')
+    write(defaultKubeconfigPath(home), kubeconfig('https://home:1'))
+    const first = write(join(root, 'order2-a'), kubeconfig('https://env-first:1'))
+    const second = write(join(root, 'order2-b'), kubeconfig('https://env-second:1'))
+    const config = resolveClientConfig({env: {KUBECONFIG: `${first}:${second}`}, home})
+    assert.equal(config.server, 'https://env-first:1')
+  })
+
+  it('without flag or $KUBECONFIG, ~/.orch/config is read', () => {
+    const home = join(root, 'order3')
+    write(defaultKubeconfigPath(home), kubeconfig('https://home:1'))
+    assert.equal(defaultKubeconfigPath(home), join(home, '.orch', 'config'))
+    const config = resolveClientConfig({env: {}, home})
+    assert.equal(config.server, 'https://home:1')
+    assert.equal(config.token, 'main-token')
+  })
+
+  it('--server overrides the kubeconfig server but keeps its credentials', () => {
+    const path = write(join(root, 'server-flag'), kubeconfig('https://file:1'))
+    const config = resolveClientConfig({server: 'https://flag:2', kubeconfig: path, env: {}})
+    assert.equal(config.server, 'https://flag:2')
+    assert.equal(config.token, 'main-token')
+  })
+
+  it('--server alone is enough when no kubeconfig exists', () => {
+    const config = resolveClientConfig({server: 'http://127.0.0.1:8080', env: {}, home: join(root, 'nohome')})
+    assert.deepEqual(config, {server: 'http://127.0.0.1:8080', namespace: 'default'})
+  })
+
+  it('--context chooses another context than current-context', () => {
+    const path = write(join(root, 'ctx'), kubeconfig('https://main:1'))
+    const config = resolveClientConfig({kubeconfig: path, context: 'other', env: {}})
+    assert.equal(config.server, 'https://other.example:6443')
+    assert.equal(config.token, 'viewer-token')
+  })
+
+  it('namespace: --namespace, else the context namespace, else default', () => {
+    const path = write(join(root, 'ns'), kubeconfig('https://main:1', {context: {namespace: 'team-a'}}))
+    assert.equal(resolveClientConfig({kubeconfig: path, env: {}}).namespace, 'team-a')
+    assert.equal(resolveClientConfig({kubeconfig: path, namespace: 'flag-ns', env: {}}).namespace, 'flag-ns')
+    const plain = write(join(root, 'ns-plain'), kubeconfig('https://main:1'))
+    assert.equal(resolveClientConfig({kubeconfig: plain, env: {}}).namespace, 'default')
+  })
+})
+
+describe('kubeconfig files and credentials', () => {
+  it('relative certificate, key and token file paths resolve against the kubeconfig directory', () => {
+    const dir = join(root, 'relative', 'conf')
+    write(join(dir, 'pki', 'ca.crt'), 'CA PEM')
+    write(join(dir, 'pki', 'admin.crt'), 'CERT PEM')
+    write(join(dir, 'pki', 'admin.key'), 'KEY PEM')
+    write(join(dir, 'token'), 'file-token\n')
+    const path = write(
+      join(dir, 'admin.kubeconfig'),
+      kubeconfig('https://main:1', {
+        cluster: {'certificate-authority': 'pki/ca.crt'},
+        user: {'client-certificate': 'pki/admin.crt', 'client-key': './pki/admin.key', token: undefined, tokenFile: 'token'},
+      }),
+    )
+    // read from another working directory: the paths must not depend on it
+    const config = resolveClientConfig({kubeconfig: path, env: {}})
+    assert.equal(config.ca?.toString(), 'CA PEM')
+    assert.equal(config.cert?.toString(), 'CERT PEM')
+    assert.equal(config.key?.toString(), 'KEY PEM')
+    assert.equal(config.token, 'file-token')
+  })
+
+  it('*-data fields are base64 and win over file paths; insecure-skip-tls-verify is carried', () => {
+    const b64 = (s: string) => Buffer.from(s).toString('base64')
+    const path = write(
+      join(root, 'data.kubeconfig'),
+      kubeconfig('https://main:1', {
+        cluster: {'certificate-authority-data': b64('CA DATA'), 'certificate-authority': 'missing.crt', 'insecure-skip-tls-verify': true},
+        user: {'client-certificate-data': b64('CERT DATA'), 'client-key-data': b64('KEY DATA')},
+      }),
+    )
+    const config = resolveClientConfig({kubeconfig: path, env: {}})
+    assert.equal(config.ca?.toString(), 'CA DATA')
+    assert.equal(config.cert?.toString(), 'CERT DATA')
+    assert.equal(config.key?.toString(), 'KEY DATA')
+    assert.equal(config.insecureSkipTLSVerify, true)
+  })
+
+  it('loadKubeconfig keeps the absolute path and current-context', () => {
+    const path = write(join(root, 'load.kubeconfig'), kubeconfig('https://main:1'))
+    const parsed = loadKubeconfig(path)
+    assert.equal(parsed.path, path)
+    assert.equal(parsed.currentContext, 'main')
+    assert.deepEqual([...parsed.contexts.keys()], ['main', 'other'])
+  })
+})
+
+describe('kubeconfig errors are one clear line', () => {
+  it('a missing --kubeconfig file names the file', () => {
+    const path = join(root, 'does-not-exist')
+    const text = message(() => resolveClientConfig({kubeconfig: path, env: {}}))
+    assert.equal(text, `kubeconfig ${path} not found`)
+  })
+
+  it('a missing --kubeconfig file is an error even with --server', () => {
+    const path = join(root, 'does-not-exist-either')
+    assert.equal(message(() => resolveClientConfig({server: 'https://x:1', kubeconfig: path, env: {}})), `kubeconfig ${path} not found`)
+  })
+
+  it('no --server and no kubeconfig anywhere says what to pass', () => {
+    const home = join(root, 'empty-home')
+    const text = message(() => resolveClientConfig({env: {}, home}))
+    assert.equal(text, `no server to talk to: kubeconfig ${defaultKubeconfigPath(home)} not found (pass --server or --kubeconfig)`)
+  })
+
+  it('an unknown context names the context and the file', () => {
+    const path = write(join(root, 'unknown-ctx'), kubeconfig('https://main:1'))
+    assert.equal(message(() => resolveClientConfig({kubeconfig: path, context: 'nope', env: {}})), `context "nope" not found in kubeconfig ${path}`)
+  })
+
+  it('an unknown current-context is reported the same way', () => {
+    const path = write(join(root, 'unknown-current'), kubeconfig('https://main:1', {current: 'gone'}))
+    assert.equal(message(() => resolveClientConfig({kubeconfig: path, env: {}})), `context "gone" not found in kubeconfig ${path}`)
+  })
+
+  it('a missing referenced certificate names the field and the resolved path', () => {
+    const path = write(join(root, 'missing-ca', 'config'), kubeconfig('https://main:1', {cluster: {'certificate-authority': 'ca.crt'}}))
+    const text = message(() => resolveClientConfig({kubeconfig: path, env: {}}))
+    assert.equal(text, `kubeconfig ${path}: certificate-authority ${join(root, 'missing-ca', 'ca.crt')} not found`)
+  })
+
+  it('invalid YAML is one line', () => {
+    const path = write(join(root, 'bad.yaml'), 'clusters: [\n  - {name: a\n')
+    const text = message(() => resolveClientConfig({kubeconfig: path, env: {}}))
+    assert.match(text, new RegExp(`^kubeconfig ${path} is not valid YAML: `))
+    assert.ok(!text.includes('\n'), text)
+  })
+})

@@ -1,0 +1,226 @@
+// The generic registry over HTTP: paths, operations, metadata and errors, as Kubernetes answers them.
+import assert from 'node:assert/strict'
+import {after, before, describe, it} from 'node:test'
+import {call, type HttpResult} from '../support/http.js'
+import {startOrchServer, type RunningOrch} from '../support/server.js'
+
+const cm = (name: string, data: Record<string, string> = {k: 'v'}, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: {name, ...extra},
+  data,
+})
+
+function assertStatus(result: HttpResult, code: number, reason: string) {
+  assert.equal(result.status, code, result.text)
+  assert.equal(result.json?.kind, 'Status', result.text)
+  assert.equal(result.json.code, code)
+  assert.equal(result.json.reason, reason)
+  assert.equal(result.json.status, 'Failure')
+}
+
+describe('API core: standard operations', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  before(async () => {
+    server = await startOrchServer()
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+  })
+  after(async () => server.cleanup())
+
+  it('namespace "default" exists from first start', async () => {
+    const result = await api('GET', '/api/v1/namespaces/default')
+    assert.equal(result.status, 200)
+    assert.equal(result.json.status.phase, 'Active')
+  })
+
+  it('create answers 201 with uid, creationTimestamp, resourceVersion; get answers 200', async () => {
+    const created = await api('POST', '/api/v1/namespaces/default/configmaps', cm('crud-one'))
+    assert.equal(created.status, 201, created.text)
+    const meta = created.json.metadata
+    assert.match(meta.uid, /^[0-9a-f-]{36}$/)
+    assert.match(meta.creationTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+    assert.match(meta.resourceVersion, /^\d+$/)
+    assert.equal(meta.namespace, 'default')
+    const got = await api('GET', '/api/v1/namespaces/default/configmaps/crud-one')
+    assert.equal(got.status, 200)
+    assert.deepEqual(got.json.metadata, meta)
+  })
+
+  it('creating a name that exists is 409 AlreadyExists', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('dup'))
+    const again = await api('POST', '/api/v1/namespaces/default/configmaps', cm('dup'))
+    assertStatus(again, 409, 'AlreadyExists')
+    assert.equal(again.json.message, 'configmaps "dup" already exists')
+  })
+
+  it('generateName gets a random suffix', async () => {
+    const created = await api('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {generateName: 'gen-'}})
+    assert.equal(created.status, 201, created.text)
+    assert.match(created.json.metadata.name, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/)
+  })
+
+  it('a namespaced object in a missing namespace is 404', async () => {
+    const result = await api('POST', '/api/v1/namespaces/nowhere/configmaps', cm('x'))
+    assertStatus(result, 404, 'NotFound')
+    assert.equal(result.json.message, 'namespaces "nowhere" not found')
+  })
+
+  it('get of a missing object is 404 NotFound with details', async () => {
+    const result = await api('GET', '/api/v1/namespaces/default/configmaps/missing')
+    assertStatus(result, 404, 'NotFound')
+    assert.deepEqual(result.json.details, {name: 'missing', kind: 'configmaps'})
+  })
+
+  it('PUT with a stale resourceVersion is 409 Conflict', async () => {
+    const created = (await api('POST', '/api/v1/namespaces/default/configmaps', cm('stale'))).json
+    const first = await api('PUT', '/api/v1/namespaces/default/configmaps/stale', {...created, data: {k: 'v2'}})
+    assert.equal(first.status, 200, first.text)
+    assert.notEqual(first.json.metadata.resourceVersion, created.metadata.resourceVersion)
+    const second = await api('PUT', '/api/v1/namespaces/default/configmaps/stale', {...created, data: {k: 'v3'}})
+    assertStatus(second, 409, 'Conflict')
+    assert.match(second.json.message, /the object has been modified; please apply your changes to the latest version and try again/)
+  })
+
+  it('PUT with a name different from the URL is 400', async () => {
+    const result = await api('PUT', '/api/v1/namespaces/default/configmaps/one', cm('two'))
+    assertStatus(result, 400, 'BadRequest')
+  })
+
+  it('PUT of a missing ConfigMap is 404 (the kind does not create on update)', async () => {
+    const result = await api('PUT', '/api/v1/namespaces/default/configmaps/absent', cm('absent'))
+    assertStatus(result, 404, 'NotFound')
+  })
+
+  it('delete answers a Status with 200; the object is gone', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('bye'))
+    const deleted = await api('DELETE', '/api/v1/namespaces/default/configmaps/bye')
+    assert.equal(deleted.status, 200)
+    assert.equal(deleted.json.kind, 'Status')
+    assert.equal(deleted.json.status, 'Success')
+    assert.equal(deleted.json.details.name, 'bye')
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/bye')).status, 404)
+  })
+
+  it('an object with finalizers is only marked by delete (202); it goes when they are removed', async () => {
+    const created = (await api('POST', '/api/v1/namespaces/default/configmaps', cm('held', {k: 'v'}, {finalizers: ['example.com/hold']}))).json
+    const deleted = await api('DELETE', '/api/v1/namespaces/default/configmaps/held')
+    assert.equal(deleted.status, 202)
+    const marked = (await api('GET', '/api/v1/namespaces/default/configmaps/held')).json
+    assert.ok(marked.metadata.deletionTimestamp)
+    assert.equal(marked.metadata.uid, created.metadata.uid)
+    const released = await api('PUT', '/api/v1/namespaces/default/configmaps/held', {...marked, metadata: {...marked.metadata, finalizers: []}})
+    assert.equal(released.status, 200, released.text)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/held')).status, 404)
+  })
+
+  it('deletecollection with a label selector deletes only the matching objects and answers a Status', async () => {
+    await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'dc'}})
+    for (const [name, tier] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) {
+      await api('POST', '/api/v1/namespaces/dc/configmaps', cm(name, {}, {labels: {tier}}))
+    }
+    const result = await api('DELETE', '/api/v1/namespaces/dc/configmaps?labelSelector=tier%3Dx')
+    assert.equal(result.status, 200)
+    assert.equal(result.json.kind, 'Status')
+    const left = (await api('GET', '/api/v1/namespaces/dc/configmaps')).json.items.map((i: any) => i.metadata.name)
+    assert.deepEqual(left, ['c'])
+  })
+
+  it('an unknown resource is 404', async () => {
+    assertStatus(await api('GET', '/api/v1/widgets'), 404, 'NotFound')
+    assertStatus(await api('GET', '/apis/nothing.orch.io/v1/things'), 404, 'NotFound')
+  })
+
+  it('a verb the resource does not allow is 405 (Namespace has no deletecollection)', async () => {
+    assertStatus(await api('DELETE', '/api/v1/namespaces'), 405, 'MethodNotAllowed')
+  })
+
+  it('malformed JSON is 400 and nothing is stored', async () => {
+    const result = await api('POST', '/api/v1/namespaces/default/configmaps', '{"apiVersion": "v1", "kind": ', {'Content-Type': 'application/json'})
+    assertStatus(result, 400, 'BadRequest')
+  })
+
+  it('malformed YAML is 400', async () => {
+    const result = await api('POST', '/api/v1/namespaces/default/configmaps', 'metadata: [unclosed', {'Content-Type': 'application/yaml'})
+    assertStatus(result, 400, 'BadRequest')
+  })
+
+  it('a wrong apiVersion or kind for the path is 400', async () => {
+    const wrongKind = await api('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'x'}})
+    assertStatus(wrongKind, 400, 'BadRequest')
+    const wrongVersion = await api('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: {name: 'x'}})
+    assertStatus(wrongVersion, 400, 'BadRequest')
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/x')).status, 404)
+  })
+
+  it('a name that is not a DNS subdomain is 422 Invalid with a field cause', async () => {
+    const result = await api('POST', '/api/v1/namespaces/default/configmaps', cm('Not_Valid'))
+    assertStatus(result, 422, 'Invalid')
+    assert.equal(result.json.details.causes[0].field, 'metadata.name')
+    assert.match(result.json.message, /^ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/)
+  })
+
+  it('a namespace name that is not a DNS label is 422', async () => {
+    const result = await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'a.b'}})
+    assertStatus(result, 422, 'Invalid')
+  })
+
+  it('an unsupported Content-Type is 415', async () => {
+    const result = await api('POST', '/api/v1/namespaces/default/configmaps', 'x', {'Content-Type': 'text/plain'})
+    assertStatus(result, 415, 'UnsupportedMediaType')
+  })
+
+  it('a body over 3 MiB is 413', async () => {
+    const big = cm('huge', {k: 'x'.repeat(3 * 1024 * 1024 + 10)})
+    const result = await api('POST', '/api/v1/namespaces/default/configmaps', big)
+    assertStatus(result, 413, 'RequestEntityTooLarge')
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/huge')).status, 404)
+  })
+
+  it('YAML in and out: application/yaml both ways', async () => {
+    const created = await api('POST', '/api/v1/namespaces/default/configmaps', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yamly\ndata:\n  a: "1"\n', {
+      'Content-Type': 'application/yaml',
+      Accept: 'application/yaml',
+    })
+    assert.equal(created.status, 201, created.text)
+    assert.equal(created.headers['content-type'], 'application/yaml')
+    assert.match(created.text, /^apiVersion: v1\n/m)
+    assert.match(created.text, /name: yamly/)
+  })
+
+  it('pretty=true indents JSON', async () => {
+    const result = await api('GET', '/api/v1/namespaces/default?pretty=true')
+    assert.match(result.text, /^\{\n  "kind"|^\{\n  "apiVersion"|^\{\n  "metadata"/)
+  })
+
+  it('an Accept no serializer can serve is 406', async () => {
+    assertStatus(await api('GET', '/api/v1/namespaces/default', undefined, {Accept: 'text/html'}), 406, 'NotAcceptable')
+  })
+
+  it('the main resource ignores status changes; /status changes only status', async () => {
+    await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'st'}})
+    const ns = (await api('GET', '/api/v1/namespaces/st')).json
+    const viaMain = await api('PUT', '/api/v1/namespaces/st', {...ns, metadata: {...ns.metadata, labels: {a: 'b'}}, status: {phase: 'Terminating'}})
+    assert.equal(viaMain.status, 200, viaMain.text)
+    assert.equal(viaMain.json.status.phase, 'Active')
+    assert.deepEqual(viaMain.json.metadata.labels, {a: 'b'})
+    const conditions = [{type: 'Example', status: 'True'}]
+    const viaStatus = await api('PUT', '/api/v1/namespaces/st/status', {...viaMain.json, metadata: {...viaMain.json.metadata, labels: {c: 'd'}}, status: {phase: 'Active', conditions}})
+    assert.equal(viaStatus.status, 200, viaStatus.text)
+    assert.deepEqual(viaStatus.json.status.conditions, conditions)
+    assert.deepEqual(viaStatus.json.metadata.labels, {a: 'b'})
+  })
+
+  it('JSON merge patch and JSON patch change the object; a failed JSON patch test is 422', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('patched', {a: '1'}))
+    const merged = await api('PATCH', '/api/v1/namespaces/default/configmaps/patched', {data: {b: '2'}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(merged.status, 200, merged.text)
+    assert.deepEqual(merged.json.data, {a: '1', b: '2'})
+    const jsonPatched = await api('PATCH', '/api/v1/namespaces/default/configmaps/patched', [{op: 'remove', path: '/data/a'}], {'Content-Type': 'application/json-patch+json'})
+    assert.equal(jsonPatched.status, 200, jsonPatched.text)
+    assert.deepEqual(jsonPatched.json.data, {b: '2'})
+    const failed = await api('PATCH', '/api/v1/namespaces/default/configmaps/patched', [{op: 'test', path: '/data/b', value: 'nope'}], {'Content-Type': 'application/json-patch+json'})
+    assert.equal(failed.status, 422, failed.text)
+    assert.equal((await api('PATCH', '/api/v1/namespaces/default/configmaps/nothere', {data: {}}, {'Content-Type': 'application/merge-patch+json'})).status, 404)
+  })
+})

@@ -1,0 +1,210 @@
+// Lists, paging, selectors, views, compression and watches over HTTP.
+import assert from 'node:assert/strict'
+import {after, before, describe, it} from 'node:test'
+import {call, openWatch, rawGet, type HttpResult} from '../support/http.js'
+import {startOrchServer, type RunningOrch} from '../support/server.js'
+
+describe('API core: lists, views and watches', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  const base = '/api/v1/namespaces/lw/configmaps'
+  before(async () => {
+    server = await startOrchServer()
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+    await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'lw'}})
+    for (let i = 0; i < 10; i++) {
+      const labels = {index: String(i), parity: i % 2 === 0 ? 'even' : 'odd'}
+      const r = await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: `item-${i}`, labels}, data: {i: String(i)}})
+      assert.equal(r.status, 201, r.text)
+    }
+  })
+  after(async () => server.cleanup())
+
+  it('list answers the List kind with a collection resourceVersion', async () => {
+    const result = await api('GET', base)
+    assert.equal(result.json.kind, 'ConfigMapList')
+    assert.equal(result.json.apiVersion, 'v1')
+    assert.match(result.json.metadata.resourceVersion, /^\d+$/)
+    assert.equal(result.json.items.length, 10)
+  })
+
+  it('the all-namespaces list path lists every namespace', async () => {
+    const result = await api('GET', '/api/v1/configmaps')
+    assert.ok(result.json.items.length >= 10)
+    assert.ok(result.json.items.every((i: any) => i.metadata.namespace))
+  })
+
+  it('labelSelector supports =, ==, !=, in, notin, key and !key', async () => {
+    const names = async (selector: string) =>
+      (await api('GET', `${base}?labelSelector=${encodeURIComponent(selector)}`)).json.items.map((i: any) => i.metadata.name)
+    assert.equal((await names('parity=even')).length, 5)
+    assert.equal((await names('parity==odd')).length, 5)
+    assert.equal((await names('parity!=odd')).length, 5)
+    assert.deepEqual(await names('index in (1,2)'), ['item-1', 'item-2'])
+    assert.equal((await names('index notin (1,2)')).length, 8)
+    assert.equal((await names('index')).length, 10)
+    assert.equal((await names('!index')).length, 0)
+  })
+
+  it('a bad label selector is 400', async () => {
+    const result = await api('GET', `${base}?labelSelector=${encodeURIComponent('a in (')}`)
+    assert.equal(result.status, 400, result.text)
+    assert.equal(result.json.reason, 'BadRequest')
+  })
+
+  it('fieldSelector metadata.name works; an unsupported field is 400', async () => {
+    const result = await api('GET', `${base}?fieldSelector=metadata.name%3Ditem-3`)
+    assert.deepEqual(result.json.items.map((i: any) => i.metadata.name), ['item-3'])
+    const bad = await api('GET', `${base}?fieldSelector=spec.nothing%3Dx`)
+    assert.equal(bad.status, 400)
+  })
+
+  it('paging: limit/continue over one snapshot; remainingItemCount counts down and is absent on the last chunk', async () => {
+    const first = (await api('GET', `${base}?limit=4`)).json
+    assert.equal(first.items.length, 4)
+    assert.equal(first.metadata.remainingItemCount, 6)
+    assert.ok(first.metadata.continue)
+    // a write between pages does not show up in the snapshot
+    await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'item-99'}})
+    const second = (await api('GET', `${base}?limit=4&continue=${first.metadata.continue}`)).json
+    assert.equal(second.metadata.resourceVersion, first.metadata.resourceVersion)
+    assert.equal(second.metadata.remainingItemCount, 2)
+    const third = (await api('GET', `${base}?limit=4&continue=${second.metadata.continue}`)).json
+    assert.equal(third.items.length, 2)
+    assert.equal(third.metadata.continue ?? '', '')
+    assert.equal(third.metadata.remainingItemCount, undefined)
+    const all = [...first.items, ...second.items, ...third.items].map((i: any) => i.metadata.name)
+    assert.equal(new Set(all).size, 10)
+    assert.ok(!all.includes('item-99'))
+    await api('DELETE', `${base}/item-99`)
+  })
+
+  it('remainingItemCount is absent when a selector is used', async () => {
+    const page = (await api('GET', `${base}?limit=2&labelSelector=parity%3Deven`)).json
+    assert.equal(page.items.length, 2)
+    assert.ok(page.metadata.continue)
+    assert.equal(page.metadata.remainingItemCount, undefined)
+  })
+
+  it('a forged continue token is 400, never 500', async () => {
+    for (const token of ['garbage', Buffer.from('{"v":"x"}').toString('base64url'), Buffer.from(JSON.stringify({v: 'meta.orch.io/v1', rv: 1, start: '../../x', t: Date.now()})).toString('base64url')]) {
+      const result = await api('GET', `${base}?limit=2&continue=${token}`)
+      assert.equal(result.status, 400, result.text)
+    }
+  })
+
+  it('a continue token older than 5 minutes is 410 Gone with reason Expired', async () => {
+    const old = Buffer.from(JSON.stringify({v: 'meta.orch.io/v1', rv: 1, start: 'item-1', t: Date.now() - 6 * 60_000})).toString('base64url')
+    const result = await api('GET', `${base}?limit=2&continue=${old}`)
+    assert.equal(result.status, 410, result.text)
+    assert.equal(result.json.reason, 'Expired')
+  })
+
+  it('resourceVersion=0 lists from the cache; resourceVersionMatch=Exact lists at that revision', async () => {
+    const now = (await api('GET', base)).json
+    const cached = (await api('GET', `${base}?resourceVersion=0`)).json
+    assert.equal(cached.items.length, now.items.length)
+    await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'later'}})
+    const exact = (await api('GET', `${base}?resourceVersion=${now.metadata.resourceVersion}&resourceVersionMatch=Exact`)).json
+    assert.equal(exact.items.length, now.items.length)
+    assert.equal(exact.metadata.resourceVersion, now.metadata.resourceVersion)
+    const newer = (await api('GET', `${base}?resourceVersion=${now.metadata.resourceVersion}&resourceVersionMatch=NotOlderThan`)).json
+    assert.equal(newer.items.length, now.items.length + 1)
+    await api('DELETE', `${base}/later`)
+  })
+
+  it('Table view: default columns for ConfigMap (Name, Data, Age) with rows', async () => {
+    const result = await api('GET', base, undefined, {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'})
+    assert.equal(result.json.kind, 'Table')
+    assert.equal(result.json.apiVersion, 'meta.orch.io/v1')
+    assert.deepEqual(result.json.columnDefinitions.map((c: any) => c.name), ['Name', 'Data', 'Age'])
+    assert.equal(result.json.rows.length, 10)
+    assert.equal(result.json.rows[0].object.kind, 'PartialObjectMetadata')
+  })
+
+  it('Table view in YAML', async () => {
+    const result = await api('GET', base, undefined, {Accept: 'application/yaml;as=Table;g=meta.orch.io;v=v1'})
+    assert.match(result.text, /^kind: Table$/m)
+  })
+
+  it('PartialObjectMetadata and PartialObjectMetadataList carry metadata only', async () => {
+    const one = (await api('GET', `${base}/item-1`, undefined, {Accept: 'application/json;as=PartialObjectMetadata;g=meta.orch.io;v=v1'})).json
+    assert.equal(one.kind, 'PartialObjectMetadata')
+    assert.equal(one.metadata.name, 'item-1')
+    assert.equal(one.data, undefined)
+    const list = (await api('GET', base, undefined, {Accept: 'application/json;as=PartialObjectMetadataList;g=meta.orch.io;v=v1'})).json
+    assert.equal(list.kind, 'PartialObjectMetadataList')
+    assert.equal(list.items.length, 10)
+    assert.equal(list.items[0].data, undefined)
+  })
+
+  it('a Table-only Accept on a kind without tables is 406; ",application/json" falls back to the object', async () => {
+    // Status has no table: a delete response asked only as Table falls back only with application/json
+    const tableOnly = await api('GET', '/api/v1/namespaces/lw/configmaps/item-1', undefined, {Accept: 'application/json;as=Table;g=other.example;v=v1'})
+    assert.equal(tableOnly.status, 406)
+    const fallback = await api('GET', '/api/v1/namespaces/lw/configmaps/item-1', undefined, {Accept: 'application/json;as=Table;g=other.example;v=v1, application/json'})
+    assert.equal(fallback.status, 200)
+    assert.equal(fallback.json.kind, 'ConfigMap')
+  })
+
+  it('gzip: a list with Accept-Encoding: gzip is answered with Content-Encoding: gzip', async () => {
+    const result = await rawGet(server.url, base, {'Accept-Encoding': 'gzip'})
+    assert.equal(result.headers['content-encoding'], 'gzip')
+    assert.equal(result.json.kind, 'ConfigMapList')
+  })
+
+  it('watch streams one JSON event per line: ADDED, MODIFIED, DELETED after the given resourceVersion', async () => {
+    const rv = (await api('GET', base)).json.metadata.resourceVersion
+    const stream = await openWatch(server.url, `${base}?watch=1&resourceVersion=${rv}`)
+    assert.equal(stream.status, 200)
+    assert.equal(stream.headers['transfer-encoding'], 'chunked')
+    const created = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'watched'}})).json
+    await api('PUT', `${base}/watched`, {...created, data: {x: 'y'}})
+    await api('DELETE', `${base}/watched`)
+    const events = await stream.waitFor(3)
+    stream.close()
+    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED'])
+    assert.equal(events[1].object.data.x, 'y')
+  })
+
+  it('watch resumes from a resourceVersion: events after it are replayed', async () => {
+    const rv = (await api('GET', base)).json.metadata.resourceVersion
+    await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'resume-a'}})
+    await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'resume-b'}})
+    const stream = await openWatch(server.url, `${base}?watch=1&resourceVersion=${rv}`)
+    const events = await stream.waitFor(2)
+    stream.close()
+    assert.deepEqual(events.map((e) => e.object.metadata.name), ['resume-a', 'resume-b'])
+  })
+
+  it('selectors apply to watches: an object leaving the selection is DELETED for that watcher', async () => {
+    const rv = (await api('GET', base)).json.metadata.resourceVersion
+    const stream = await openWatch(server.url, `${base}?watch=1&resourceVersion=${rv}&labelSelector=team%3Dblue`)
+    const created = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'sel', labels: {team: 'blue'}}})).json
+    await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'sel-red', labels: {team: 'red'}}})
+    await api('PUT', `${base}/sel`, {...created, metadata: {...created.metadata, labels: {team: 'red'}}})
+    const events = await stream.waitFor(2)
+    stream.close()
+    assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'sel'], ['DELETED', 'sel']])
+  })
+
+  it('sendInitialEvents=true with NotOlderThan: initial ADDED events, then a BOOKMARK annotated orch.io/initial-events-end', async () => {
+    const stream = await openWatch(server.url, `${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=parity`)
+    const events = await stream.waitFor(11)
+    stream.close()
+    assert.equal(events.slice(0, 10).every((e) => e.type === 'ADDED'), true)
+    assert.equal(events[10].type, 'BOOKMARK')
+    assert.equal(events[10].object.metadata.annotations['orch.io/initial-events-end'], 'true')
+    assert.match(events[10].object.metadata.resourceVersion, /^\d+$/)
+  })
+
+  it('sendInitialEvents without resourceVersionMatch=NotOlderThan is 422', async () => {
+    const result = await api('GET', `${base}?watch=1&sendInitialEvents=true`)
+    assert.equal(result.status, 422, result.text)
+  })
+
+  it('timeoutSeconds ends the stream', async () => {
+    const stream = await openWatch(server.url, `${base}?watch=1&timeoutSeconds=1&resourceVersion=${(await api('GET', base)).json.metadata.resourceVersion}`)
+    await stream.ended
+  })
+})

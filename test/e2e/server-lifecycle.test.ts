@@ -1,0 +1,96 @@
+// `orch server` as a user runs it: health endpoints, clean shutdown, and bad stores refused.
+import assert from 'node:assert/strict'
+import {readFileSync, writeFileSync, mkdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {after, describe, it} from 'node:test'
+import {runOrch, startOrchServer, tempDir, type RunningOrch} from '../support/server.js'
+
+describe('orch server lifecycle', () => {
+  const started: RunningOrch[] = []
+  after(async () => {
+    for (const s of started) await s.cleanup()
+  })
+
+  it('serves /healthz, /livez and /readyz once the store and caches are synced', async () => {
+    const server = await startOrchServer()
+    started.push(server)
+    for (const path of ['/healthz', '/livez', '/readyz']) {
+      const response = await fetch(server.url + path)
+      assert.equal(response.status, 200, path)
+      assert.equal(await response.text(), 'ok')
+    }
+  })
+
+  it('on an empty data dir it is ready well under a second', async () => {
+    const server = await startOrchServer()
+    started.push(server)
+    const match = /readyInMs=(\d+)/.exec(server.logs())
+    assert.ok(match, server.logs())
+    assert.ok(Number(match[1]) < 1000, `ready in ${match[1]} ms`)
+  })
+
+  it('SIGTERM shuts it down cleanly with exit code 0 and a committed store', async () => {
+    const server = await startOrchServer()
+    const created = await fetch(`${server.url}/api/v1/namespaces/default/configmaps`, {
+      method: 'POST',
+      headers: {'Content-Type': 'application/json'},
+      body: JSON.stringify({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'kept'}, data: {a: 'b'}}),
+    })
+    assert.equal(created.status, 201)
+    assert.equal(await server.stop('SIGTERM'), 0)
+    assert.match(server.logs(), /shutting down signal=SIGTERM/)
+    const again = await startOrchServer([], {dataDir: server.dataDir})
+    started.push(again)
+    const got = await fetch(`${again.url}/api/v1/namespaces/default/configmaps/kept`)
+    assert.equal(got.status, 200)
+    assert.deepEqual(((await got.json()) as any).data, {a: "b"})
+  })
+
+  it('SIGINT shuts it down cleanly too', async () => {
+    const server = await startOrchServer()
+    assert.equal(await server.stop('SIGINT'), 0)
+  })
+
+  it('two servers on one data dir: the second refuses with a one-line error naming state.db', async () => {
+    const first = await startOrchServer()
+    started.push(first)
+    const second = await runOrch(['server', '--data-dir', first.dataDir, '--port', '0'])
+    assert.equal(second.code, 1)
+    const lines = second.stderr.trim().split('\n')
+    assert.equal(lines.length, 1, second.stderr)
+    assert.match(lines[0], /state\.db is locked: another orch server is using this data dir/)
+    const still = await fetch(first.url + '/readyz')
+    assert.equal(still.status, 200)
+  })
+
+  it('a corrupt state.db is refused with a one-line error naming the file and is left untouched', async () => {
+    const dataDir = tempDir()
+    const path = join(dataDir, 'state.db')
+    const garbage = Buffer.from('this is not an sqlite database, just some bytes '.repeat(100))
+    writeFileSync(path, garbage)
+    const result = await runOrch(['server', '--data-dir', dataDir, '--port', '0'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr)
+    assert.ok(result.stderr.includes(path), result.stderr)
+    assert.deepEqual(readFileSync(path), garbage)
+  })
+
+  it('an unwritable data dir is refused with a one-line error naming the path', async () => {
+    const base = tempDir()
+    const file = join(base, 'a-file')
+    writeFileSync(file, 'x')
+    const result = await runOrch(['server', '--data-dir', join(file, 'data'), '--port', '0'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr)
+    assert.ok(result.stderr.includes(join(file, 'data')), result.stderr)
+  })
+
+  it('an unreachable etcd is refused with a one-line error naming the endpoint', async () => {
+    const dir = tempDir()
+    mkdirSync(dir, {recursive: true})
+    const result = await runOrch(['server', '--storage', 'etcd', '--etcd-servers', 'http://127.0.0.1:1', '--port', '0', '--data-dir', dir])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr)
+    assert.ok(result.stderr.includes('http://127.0.0.1:1'), result.stderr)
+  })
+})
