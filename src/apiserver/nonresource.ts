@@ -1,5 +1,7 @@
 // Paths that are not resources: /version, discovery (/api, /apis, ...), OpenAPI.
 import type {IncomingMessage, ServerResponse} from 'node:http'
+import {negotiate} from '../machinery/negotiation.js'
+import {errors} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
 import {JSON_TYPE, send} from './codec.js'
 import {apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo} from './discovery.js'
@@ -15,12 +17,16 @@ export class NonResourceHandler {
     if (request.method !== 'GET' && request.method !== 'HEAD') return false
     const declarations = this.catalog.declarations
     const reply = (body: unknown) => {
+      // JSON only: a client asking for nothing else (kubectl's protobuf OpenAPI) gets 406 and falls back
+      if (!negotiate(request.headers.accept, {mediaTypes: [JSON_TYPE], viewGroups: [], views: []})) {
+        throw errors.notAcceptable([JSON_TYPE])
+      }
       send(response, 200, body, {mediaType: JSON_TYPE})
       return true
     }
     const parts = path.split('/').filter(Boolean)
     if (path === '/version' || path === '/version/') return reply(versionInfo())
-    if (path === '/api' || path === '/api/') return reply(apiVersions(request.socket.localAddress ?? ''))
+    if (path === '/api' || path === '/api/') return reply(apiVersions(serverAddress(request)))
     if (parts[0] === 'api' && parts.length === 2 && this.catalog.groups().get('')?.includes(parts[1])) {
       return reply(apiResourceList(declarations, '', parts[1]))
     }
@@ -53,4 +59,11 @@ export class NonResourceHandler {
     }
     return value
   }
+}
+
+/** host:port this request reached, for /api's serverAddressByClientCIDRs */
+function serverAddress(request: IncomingMessage): string {
+  const address = request.socket.localAddress ?? ''
+  const host = address.includes(':') ? `[${address}]` : address
+  return `${host}:${request.socket.localPort ?? ''}`
 }

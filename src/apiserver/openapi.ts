@@ -103,7 +103,7 @@ const statusSchema: ObjectSchema = {
   type: 'object',
   name: 'Status',
   fields: {
-    metadata: {...listMeta, proto: 1}, status: s('string', 2), message: s('string', 3), reason: s('string', 4),
+    metadata: {...listMeta, proto: 1, description: 'Standard list metadata.'}, status: s('string', 2), message: s('string', 3), reason: s('string', 4),
     details: {...statusDetails, proto: 5, structType: 'atomic'}, code: i32(6),
   },
 }
@@ -562,7 +562,7 @@ export function openAPIV3Document(decls: readonly KindDeclaration[], group: stri
     openapi: '3.0.0',
     info: {title: OPENAPI_TITLE, version: INFO_VERSION},
     paths: sortedKeys(paths),
-    components: {schemas: sortedKeys(defs.schemas), securitySchemes: SECURITY},
+    components: {schemas: sortedKeys(defs.schemas), securitySchemes: structuredClone(SECURITY)},
   }
 }
 
@@ -598,7 +598,7 @@ export function openAPIV2(decls: readonly KindDeclaration[]): Json {
     info: {title: OPENAPI_TITLE, version: INFO_VERSION},
     paths: sortedKeys(paths),
     definitions: sortedKeys(defs.schemas),
-    securityDefinitions: SECURITY,
+    securityDefinitions: structuredClone(SECURITY),
     security: [{BearerToken: []}],
   }
 }

@@ -53,6 +53,8 @@ interface Registered<T> {
   active: boolean
   /** replayed history not yet delivered: always goes out before live events */
   backlog: CacheEvent<T>[]
+  /** the watch started after this revision: nothing at or before it is delivered */
+  from: number
 }
 
 export class WatchCache<T> {
@@ -169,7 +171,7 @@ export class WatchCache<T> {
    *  with TooOldResourceVersionError (the API answers 410 Gone). */
   watch(fromRevision: number, watcher: CacheWatcher<T>): Watch {
     if (fromRevision < this.since) throw new TooOldResourceVersionError(fromRevision, this.since)
-    const registered: Registered<T> = {watcher, active: true, backlog: []}
+    const registered: Registered<T> = {watcher, active: true, backlog: [], from: fromRevision}
     for (let i = this.ringStart; i < this.ring.length; i++) {
       if (this.ring[i].revision > fromRevision) registered.backlog.push(this.ring[i])
     }
@@ -194,6 +196,8 @@ export class WatchCache<T> {
       events = [...registered.backlog, ...events]
       registered.backlog = []
     }
+    // a watch from a revision the cache had not reached yet skips what it asked not to see
+    if (events.length > 0 && events[0].revision <= registered.from) events = events.filter((e) => e.revision > registered.from)
     if (events.length === 0) return
     try {
       registered.watcher.onEvents(events)
@@ -263,6 +267,8 @@ export class WatchCache<T> {
     if (revision <= this.revisionSeen) return
     this.revisionSeen = revision
     for (const registered of [...this.watchers]) {
+      // replayed events first: progress must never run ahead of what a watcher was given
+      if (registered.active && registered.backlog.length > 0) this.deliver(registered, [])
       if (registered.active) registered.watcher.onProgress?.(revision)
     }
     for (let i = this.waiters.length - 1; i >= 0; i--) {

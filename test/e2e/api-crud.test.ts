@@ -190,7 +190,7 @@ describe('API core: standard operations', () => {
 
   it('pretty=true indents JSON', async () => {
     const result = await api('GET', '/api/v1/namespaces/default?pretty=true')
-    assert.match(result.text, /^\{\n  "kind"|^\{\n  "apiVersion"|^\{\n  "metadata"/)
+    assert.ok(result.text.startsWith('{\n  "'), result.text.slice(0, 40))
   })
 
   it('an Accept no serializer can serve is 406', async () => {

@@ -242,7 +242,7 @@ async function verify(dataDir: string, acks: Ack[], roundAcks: Ack[], round: num
 }
 
 describe('sqlite store: crash safety', () => {
-  it(`after SIGKILL mid-write every acknowledged write is present with its revision (${ROUNDS} rounds)`, async (t) => {
+  it(`after SIGKILL mid-write every acknowledged write is present with its revision (${ROUNDS} rounds)`, {timeout: 120_000}, async (t) => {
     const dataDir = tempDir()
     const random = prng(0x5eed)
     const acks: Ack[] = []
@@ -282,7 +282,7 @@ describe('sqlite store: crash safety', () => {
 })
 
 describe('sqlite store: open errors', () => {
-  it('a second open of a data dir held by a live process fails with one line naming state.db', async () => {
+  it('a second open of a data dir held by a live process fails with one line naming state.db', {timeout: 30_000}, async () => {
     const dataDir = tempDir()
     let ready!: () => void
     const isReady = new Promise<void>((resolve) => (ready = resolve))

@@ -374,6 +374,8 @@ export const pod: KindDeclaration = {
   ],
   hasStatus: true,
   generationFields: ['spec'],
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
   schema: {
     type: 'object',
     name: 'Pod',
