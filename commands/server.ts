@@ -1,6 +1,7 @@
 import {Command, Flags} from '@oclif/core'
 import {defaultDataDir, runServer} from '../src/apiserver/main.js'
 import {parseDuration} from '../src/machinery/duration.js'
+import {FEATURES, parseFeatureGates, type FeatureGates} from '../src/machinery/features.js'
 import {fail} from '../src/cli/fail.js'
 import {StoreUnavailableError} from '../src/storage/index.js'
 
@@ -21,14 +22,20 @@ export default class Server extends Command {
     storage: Flags.option({options: ['sqlite', 'etcd'] as const, description: 'storage backend', default: 'sqlite'})(),
     'etcd-servers': Flags.string({description: 'comma-separated etcd client URLs (with --storage etcd)', default: ''}),
     'watch-history': Flags.string({description: 'how much change history to keep for watches (e.g. 5m)', default: '5m'}),
+    'feature-gates': Flags.string({
+      description: `comma-separated name=true|false pairs; alpha gates are off by default, beta and stable on. Known: ${Object.keys(FEATURES).sort().join(', ')}`,
+      default: '',
+    }),
     v: Flags.integer({description: 'log verbosity (0 = info only)', default: 0, min: 0}),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Server)
     let historyRetentionMs: number
+    let gates: FeatureGates
     try {
       historyRetentionMs = parseDuration(flags['watch-history'])
+      gates = parseFeatureGates(flags['feature-gates'])
     } catch (error) {
       fail((error as Error).message, 2)
     }
@@ -41,6 +48,7 @@ export default class Server extends Command {
         etcdServers: flags['etcd-servers'].split(',').map((s) => s.trim()).filter(Boolean),
         historyRetentionMs,
         verbosity: flags.v,
+        gates,
       })
     } catch (error) {
       const message = error instanceof StoreUnavailableError ? error.message : `cannot start: ${(error as Error).message}`

@@ -1,6 +1,7 @@
 // `orch server`: open the store, serve the API, stop cleanly on SIGINT/SIGTERM.
 import {homedir} from 'node:os'
 import {join} from 'node:path'
+import type {FeatureGates} from '../machinery/features.js'
 import {createLogger, type Logger} from '../machinery/log.js'
 import {openStore, type StorageBackend} from '../storage/index.js'
 import {ApiServer} from './server.js'
@@ -13,6 +14,7 @@ export interface ServerConfig {
   etcdServers: string[]
   historyRetentionMs: number
   verbosity: number
+  gates: FeatureGates
 }
 
 export function defaultDataDir(): string {
@@ -30,7 +32,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
   const started = Date.now()
   const store = await openStore({backend: config.storage, dataDir: config.dataDir, etcdServers: config.etcdServers})
   logger.info('store opened', {backend: store.backend, ...(store.backend === 'sqlite' ? {dataDir: config.dataDir} : {etcd: config.etcdServers.join(',')})})
-  const server = new ApiServer({store, address: config.address, port: config.port, logger, historyRetentionMs: config.historyRetentionMs})
+  const server = new ApiServer({store, address: config.address, port: config.port, logger, historyRetentionMs: config.historyRetentionMs, gates: config.gates})
   let address
   try {
     address = await server.start()

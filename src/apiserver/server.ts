@@ -2,6 +2,7 @@
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
 import {allDeclarations, type AnyObject, type KindDeclaration} from '../api/index.js'
+import {defaultGates} from '../machinery/features.js'
 import type {Logger} from '../machinery/log.js'
 import {errors} from '../machinery/status.js'
 import {Compactor, type Store} from '../storage/index.js'
@@ -64,7 +65,7 @@ export class ApiServer {
     })
     this.now = options.now ?? (() => new Date())
     this.catalog = new Catalog(options.declarations ?? allDeclarations)
-    const gates = options.gates ?? {}
+    const gates: Record<string, boolean> = options.gates ?? defaultGates()
     for (const declaration of this.catalog.declarations) {
       this.registries.set(
         declaration,

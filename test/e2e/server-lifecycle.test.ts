@@ -94,3 +94,24 @@ describe('orch server lifecycle', () => {
     assert.ok(result.stderr.includes('http://127.0.0.1:1'), result.stderr)
   })
 })
+
+describe('feature gates', () => {
+  it('"--feature-gates with the seeds\' gates and defaults (alpha off, beta and stable on)": APIResponseCompression=false turns gzip off', async () => {
+    const server = await startOrchServer(['--feature-gates', 'APIResponseCompression=false'])
+    try {
+      const {rawGet} = await import('../support/http.js')
+      const result = await rawGet(server.url, '/api/v1/namespaces', {'Accept-Encoding': 'gzip'})
+      assert.equal(result.status, 200)
+      assert.equal(result.headers['content-encoding'], undefined)
+    } finally {
+      await server.cleanup()
+    }
+  })
+
+  it('an unknown feature gate is a one-line error and exit 2', async () => {
+    const result = await runOrch(['server', '--feature-gates', 'NoSuchGate=true', '--port', '0', '--data-dir', tempDir()])
+    assert.equal(result.code, 2)
+    assert.match(result.stderr, /^error: unrecognized feature gate: NoSuchGate/)
+    assert.equal(result.stderr.trim().split('\n').length, 1)
+  })
+})
