@@ -1,4 +1,5 @@
 import {Command, Flags} from '@oclif/core'
+import {CONTROLLER_NAMES, parseControllers, type ControllerName} from '../src/apiserver/controllers.js'
 import {defaultDataDir, runServer} from '../src/apiserver/main.js'
 import {parseDuration} from '../src/machinery/duration.js'
 import {FEATURES, parseFeatureGates, type FeatureGates} from '../src/machinery/features.js'
@@ -26,6 +27,10 @@ export default class Server extends Command {
       description: `comma-separated name=true|false pairs; alpha gates are off by default, beta and stable on. Known: ${Object.keys(FEATURES).sort().join(', ')}`,
       default: '',
     }),
+    controllers: Flags.string({
+      description: `controllers to run in this process: a comma list, "*" for all, empty for none (known: ${CONTROLLER_NAMES.join(', ')})`,
+      default: '*',
+    }),
     v: Flags.integer({description: 'log verbosity (0 = info only)', default: 0, min: 0}),
   }
 
@@ -33,7 +38,9 @@ export default class Server extends Command {
     const {flags} = await this.parse(Server)
     let historyRetentionMs: number
     let gates: FeatureGates
+    let controllers: ControllerName[]
     try {
+      controllers = parseControllers(flags.controllers)
       historyRetentionMs = parseDuration(flags['watch-history'])
       gates = parseFeatureGates(flags['feature-gates'])
     } catch (error) {
@@ -49,6 +56,7 @@ export default class Server extends Command {
         historyRetentionMs,
         verbosity: flags.v,
         gates,
+        controllers,
       })
     } catch (error) {
       const message = error instanceof StoreUnavailableError ? error.message : `cannot start: ${(error as Error).message}`

@@ -54,6 +54,9 @@ export type Field = Schema & {
   proto: number
   required?: boolean
   description?: string
+  /** a field of an embedded Go struct (ProbeHandler in Probe, VolumeSource in Volume): JSON shows it
+   *  flat in this object; protobuf puts it in the nested message at embeddedIn.proto */
+  embeddedIn?: {proto: number; name: string}
   /** the field's own strategic-merge strategy (for maps or structs: retainKeys) */
   patchStrategy?: 'merge' | 'retainKeys' | 'merge,retainKeys' | 'replace'
 }

@@ -152,6 +152,8 @@ export class ResourceHandler {
     const context = this.context(info)
 
     if (verb === 'create') {
+      // POSTs to subresources (pods/binding, pods/eviction) are served by their own handlers
+      if (info.subresource) throw errors.methodNotAllowed()
       const body = assertBodyObject(decodeBody(await readBody(request), request.headers['content-type']))
       const created = await registry.create(info.namespace, body, {dryRun, context})
       return reply(201, created)

@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import type {FeatureGates} from '../machinery/features.js'
 import {createLogger, type Logger} from '../machinery/log.js'
 import {openStore, type StorageBackend} from '../storage/index.js'
+import {type ControllerName, CONTROLLER_NAMES, startControllers} from './controllers.js'
 import {ApiServer} from './server.js'
 
 export interface ServerConfig {
@@ -15,6 +16,8 @@ export interface ServerConfig {
   historyRetentionMs: number
   verbosity: number
   gates: FeatureGates
+  /** controllers to run in-process (default all) */
+  controllers?: ControllerName[]
 }
 
 export function defaultDataDir(): string {
@@ -42,8 +45,23 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
   const url = `http://${host}:${address.port}`
+  let controllers
+  try {
+    controllers = await startControllers({server: url}, config.controllers ?? [...CONTROLLER_NAMES], logger)
+  } catch (error) {
+    await server.stop()
+    throw error
+  }
   logger.info('serving', {url, readyInMs: Date.now() - started})
-  return {server, url, logger, stop: () => server.stop()}
+  return {
+    server,
+    url,
+    logger,
+    async stop() {
+      await controllers.stop()
+      await server.stop()
+    },
+  }
 }
 
 /** Runs until SIGINT or SIGTERM, then shuts down: in-flight writes are committed, the store closed.

@@ -451,7 +451,10 @@ export class ResourceRegistry {
   ): Promise<AnyObject | 'conflict'> {
     const unchanged = encodeStored(next).equals(encodeStored(old))
     if (unchanged) return old
-    const finishesDeletion = next.metadata?.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0
+    const finishesDeletion =
+      next.metadata?.deletionTimestamp &&
+      (next.metadata.finalizers ?? []).length === 0 &&
+      this.lifecycleFinalizers(next).length === 0
     if (options.dryRun) return next
     try {
       if (finishesDeletion) {

@@ -205,7 +205,8 @@ export const service: KindDeclaration = {
   },
   defaults: defaultService,
   prepareForCreate(object) {
-    object.status = {}
+    // an empty ServiceStatus: Go serialises its loadBalancer struct even when empty
+    object.status = {loadBalancer: {}}
   },
   columns: [
     {

@@ -1,0 +1,48 @@
+// The controllers `orch server` runs in-process. They talk to the server through src/client only,
+// exactly as they would from another process.
+import {RestClient, type ClientConfig} from '../client/index.js'
+import {NamespaceController} from '../controllers/namespace.js'
+import type {Logger} from '../machinery/log.js'
+
+export const CONTROLLER_NAMES = ['namespace'] as const
+export type ControllerName = (typeof CONTROLLER_NAMES)[number]
+
+export interface RunningControllers {
+  stop(): Promise<void>
+}
+
+/** Parses --controllers: a comma list of names, `*` for all; empty = none. */
+export function parseControllers(text: string | undefined): ControllerName[] {
+  if (text === undefined || text.trim() === '*') return [...CONTROLLER_NAMES]
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean)
+  const selected: ControllerName[] = []
+  for (const name of names) {
+    if (name === '*') return [...CONTROLLER_NAMES]
+    if (!(CONTROLLER_NAMES as readonly string[]).includes(name)) {
+      throw new Error(`unknown controller "${name}" (known: ${CONTROLLER_NAMES.join(', ')})`)
+    }
+    selected.push(name as ControllerName)
+  }
+  return selected
+}
+
+export async function startControllers(
+  config: Omit<ClientConfig, 'namespace'>,
+  names: readonly ControllerName[],
+  logger: Logger,
+): Promise<RunningControllers> {
+  const client = new RestClient({...config, namespace: 'default'}, {userAgent: 'orch-controller-manager'})
+  const started: {stop(): Promise<void>}[] = []
+  if (names.includes('namespace')) {
+    const controller = new NamespaceController(client, logger.child({controller: 'namespace'}))
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.length > 0) logger.info('controllers started', {controllers: names.join(',')})
+  return {
+    async stop() {
+      await Promise.allSettled(started.map((c) => c.stop()))
+      await client.close()
+    },
+  }
+}

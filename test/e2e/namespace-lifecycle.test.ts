@@ -1,0 +1,100 @@
+// Deleting a namespace removes what is in it: the namespace controller empties it, honouring the
+// objects' finalizers, reports progress in conditions, then finalizes the namespace.
+import assert from 'node:assert/strict'
+import {after, before, describe, it} from 'node:test'
+import {call, openWatch, type HttpResult} from '../support/http.js'
+import {startOrchServer, type RunningOrch} from '../support/server.js'
+
+describe('namespace lifecycle', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  before(async () => {
+    server = await startOrchServer()
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+  })
+  after(async () => server.cleanup())
+
+  async function waitForNamespaceGone(name: string): Promise<void> {
+    const rv = (await api('GET', '/api/v1/namespaces')).json.metadata.resourceVersion
+    if ((await api('GET', `/api/v1/namespaces/${name}`)).status === 404) return
+    const stream = await openWatch(server.url, `/api/v1/namespaces?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3D${name}`)
+    try {
+      for (let seen = 1; ; seen++) {
+        const events = await stream.waitFor(seen)
+        if (events[events.length - 1].type === 'DELETED') return
+      }
+    } finally {
+      stream.close()
+    }
+  }
+
+  it('a new namespace is Active and carries the orch finalizer in spec.finalizers', async () => {
+    const created = await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'fresh'}})
+    assert.equal(created.status, 201)
+    assert.equal(created.json.status.phase, 'Active')
+    assert.deepEqual(created.json.spec.finalizers, ['orch'])
+  })
+
+  it('deleting a namespace removes what is in it, then the namespace itself', async () => {
+    await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'doomed'}})
+    for (const name of ['a', 'b', 'c']) {
+      const r = await api('POST', '/api/v1/namespaces/doomed/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name}})
+      assert.equal(r.status, 201)
+    }
+    const deleted = await api('DELETE', '/api/v1/namespaces/doomed')
+    assert.equal(deleted.status, 202, deleted.text)
+    const terminating = (await api('GET', '/api/v1/namespaces/doomed')).json
+    if (terminating.kind === 'Namespace') {
+      assert.equal(terminating.status.phase, 'Terminating')
+      assert.ok(terminating.metadata.deletionTimestamp)
+    }
+    await waitForNamespaceGone('doomed')
+    assert.equal((await api('GET', '/api/v1/namespaces/doomed/configmaps')).json.items.length, 0)
+  })
+
+  it('creating in a Terminating namespace is 403 Forbidden', async () => {
+    await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'held'}})
+    await api('POST', '/api/v1/namespaces/held/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'pin', finalizers: ['example.com/pin']}})
+    await api('DELETE', '/api/v1/namespaces/held')
+    const refused = await api('POST', '/api/v1/namespaces/held/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'late'}})
+    assert.equal(refused.status, 403, refused.text)
+    assert.equal(refused.json.reason, 'Forbidden')
+    assert.match(refused.json.message, /unable to create new content in namespace held because it is being terminated/)
+  })
+
+  it('objects with finalizers hold the namespace; conditions say what remains; removing the finalizer lets it go', async () => {
+    // "held" from the previous test: its configmap has a finalizer
+    let ns: any
+    for (;;) {
+      ns = (await api('GET', '/api/v1/namespaces/held')).json
+      const remaining = ns.status?.conditions?.find((c: any) => c.type === 'NamespaceFinalizersRemaining')
+      if (remaining?.status === 'True') break
+      const rv = ns.metadata.resourceVersion
+      const stream = await openWatch(server.url, `/api/v1/namespaces?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dheld`)
+      await stream.waitFor(1)
+      stream.close()
+    }
+    const byType = Object.fromEntries(ns.status.conditions.map((c: any) => [c.type, c]))
+    assert.equal(byType.NamespaceContentRemaining.status, 'True')
+    assert.equal(byType.NamespaceContentRemaining.reason, 'SomeResourcesRemain')
+    assert.match(byType.NamespaceFinalizersRemaining.message, /example.com\/pin in 1 resource instances/)
+    assert.equal(byType.NamespaceDeletionContentFailure.status, 'False')
+    const pin = (await api('GET', '/api/v1/namespaces/held/configmaps/pin')).json
+    assert.ok(pin.metadata.deletionTimestamp)
+    await api('PUT', '/api/v1/namespaces/held/configmaps/pin', {...pin, metadata: {...pin.metadata, finalizers: []}})
+    await waitForNamespaceGone('held')
+  })
+
+  it('--controllers= (empty) runs no controller: a deleted namespace stays Terminating', async () => {
+    const bare = await startOrchServer(['--controllers='])
+    try {
+      await call(bare.url, 'POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'stays'}})
+      await call(bare.url, 'DELETE', '/api/v1/namespaces/stays')
+      const ns = (await call(bare.url, 'GET', '/api/v1/namespaces/stays')).json
+      assert.equal(ns.status.phase, 'Terminating')
+      assert.doesNotMatch(bare.logs(), /controllers started/)
+    } finally {
+      await bare.cleanup()
+    }
+  })
+})
