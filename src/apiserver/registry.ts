@@ -53,6 +53,8 @@ export interface RegistryDependencies {
   now(): Date
   /** how long a continue token stays valid (default 5 minutes) */
   continueTokenTtlMs?: number
+  /** how far back a watch may resume (default 5 minutes) */
+  watchHistoryMs?: number
 }
 
 const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
@@ -102,7 +104,10 @@ export class ResourceRegistry {
     this.groupResource = {group: declaration.group, resource: declaration.resource}
     this.apiVersion = apiVersionOf(declaration)
     this.rootPrefix = `/registry/${declaration.group || 'core'}/${declaration.resource}/`
-    this.cache = new WatchCache<AnyObject>(deps.store, this.rootPrefix, {decode: decodeStored})
+    this.cache = new WatchCache<AnyObject>(deps.store, this.rootPrefix, {
+      decode: decodeStored,
+      retentionMs: deps.watchHistoryMs ?? 5 * 60_000,
+    })
   }
 
   key(namespace: string, name: string): string {

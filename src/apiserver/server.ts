@@ -73,6 +73,7 @@ export class ApiServer {
           store: options.store,
           now: this.now,
           namespaceOf: (name) => this.namespaceOf(name),
+          watchHistoryMs: options.historyRetentionMs,
         }),
       )
     }

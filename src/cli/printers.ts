@@ -192,9 +192,18 @@ export function formatObjects(
   return format === 'json' ? toJson(value) : toYaml(value)
 }
 
-/** One object in a format, for streams (get --watch): json and yaml documents, or a name line. */
-export function formatOne(object: AnyObject, format: 'json' | 'yaml' | 'name', info: Pick<ResourceInfo, 'group' | 'version' | 'kind'>): string {
+/**
+ * One object in a format, for streams (get --watch): a JSON document, a YAML document (after a `---`
+ * separator unless it is the first), or a name line.
+ */
+export function formatOne(
+  object: AnyObject,
+  format: 'json' | 'yaml' | 'name',
+  info: Pick<ResourceInfo, 'group' | 'version' | 'kind'>,
+  first: boolean,
+): string {
   if (format === 'name') return objectName(info, object.metadata?.name ?? '') + '\n'
   const typed = withTypeMeta(object, info)
-  return format === 'json' ? toJson(typed) : '---\n' + toYaml(typed)
+  if (format === 'json') return toJson(typed)
+  return (first ? '' : '---\n') + toYaml(typed)
 }

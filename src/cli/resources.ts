@@ -18,6 +18,8 @@ export interface ResourceInfo {
   singular: string
   shortNames: string[]
   verbs: string[]
+  /** the subresources discovery lists for it, e.g. ['status'] */
+  subresources: string[]
   /** true for the group's preferred version */
   preferred: boolean
 }
@@ -42,9 +44,10 @@ interface APIResource {
 }
 
 function entriesOf(list: AnyObject, group: string, version: string, preferred: boolean): ResourceInfo[] {
-  const resources: APIResource[] = Array.isArray(list?.resources) ? list.resources : []
+  const resources: APIResource[] = (Array.isArray(list?.resources) ? list.resources : []).filter((r: APIResource) => typeof r.name === 'string')
+  const subresources = (name: string) => resources.filter((r) => r.name.startsWith(`${name}/`)).map((r) => r.name.slice(name.length + 1))
   return resources
-    .filter((r) => typeof r.name === 'string' && !r.name.includes('/'))
+    .filter((r) => !r.name.includes('/'))
     .map((r) => ({
       group,
       version,
@@ -54,6 +57,7 @@ function entriesOf(list: AnyObject, group: string, version: string, preferred: b
       singular: r.singularName || r.kind.toLowerCase(),
       shortNames: r.shortNames ?? [],
       verbs: r.verbs ?? [],
+      subresources: subresources(r.name),
       preferred,
     }))
 }

@@ -35,6 +35,10 @@ export interface WatchCacheOptions<T> {
   decode: (kv: KeyValue) => T
   /** events kept for replay (default 10,000) */
   capacity?: number
+  /** events older than this (ms) are not replayed; absent = only capacity bounds the history */
+  retentionMs?: number
+  /** the clock, in ms (tests move it) */
+  now?: () => number
   /** called when the storage watch fails and the cache relists */
   onRestart?: (error: Error) => void
 }
@@ -61,6 +65,8 @@ export class WatchCache<T> {
   private readonly entries = new Map<string, CacheEntry<T>>()
   private sortedKeys: string[] | null = null
   private ring: CacheEvent<T>[] = []
+  /** when each ring event was recorded (ms) */
+  private ringTimes: number[] = []
   private ringStart = 0
   /** the revision the ring's history starts after: watches from here on can be replayed */
   private since = 0
@@ -78,6 +84,10 @@ export class WatchCache<T> {
     private readonly options: WatchCacheOptions<T>,
   ) {
     this.capacity = options.capacity ?? 10_000
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now()
   }
 
   get revision(): number {
@@ -107,6 +117,7 @@ export class WatchCache<T> {
       if (object !== undefined) this.entries.set(kv.key, {kv, object})
     }
     this.ring = []
+    this.ringTimes = []
     this.ringStart = 0
     this.since = listed.revision
     this.advance(listed.revision)
@@ -170,6 +181,7 @@ export class WatchCache<T> {
   /** Events after fromRevision, then live ones. fromRevision older than the ring holds fails
    *  with TooOldResourceVersionError (the API answers 410 Gone). */
   watch(fromRevision: number, watcher: CacheWatcher<T>): Watch {
+    this.evictExpired()
     if (fromRevision < this.since) throw new TooOldResourceVersionError(fromRevision, this.since)
     const registered: Registered<T> = {watcher, active: true, backlog: [], from: fromRevision}
     for (let i = this.ringStart; i < this.ring.length; i++) {
@@ -248,15 +260,28 @@ export class WatchCache<T> {
 
   private record(event: CacheEvent<T>): void {
     this.ring.push(event)
-    if (this.ring.length - this.ringStart > this.capacity) {
-      this.since = this.ring[this.ringStart].revision
-      this.ringStart++
-      // compact the array now and then instead of shifting on every event
-      if (this.ringStart > this.capacity) {
-        this.ring = this.ring.slice(this.ringStart)
-        this.ringStart = 0
-      }
+    this.ringTimes.push(this.now())
+    if (this.ring.length - this.ringStart > this.capacity) this.evictOldest()
+    this.evictExpired()
+  }
+
+  private evictOldest(): void {
+    this.since = this.ring[this.ringStart].revision
+    this.ringStart++
+    // compact the arrays now and then instead of shifting on every event
+    if (this.ringStart > this.capacity) {
+      this.ring = this.ring.slice(this.ringStart)
+      this.ringTimes = this.ringTimes.slice(this.ringStart)
+      this.ringStart = 0
     }
+  }
+
+  /** events older than the history window are not replayed (a watch from before them is 410) */
+  private evictExpired(): void {
+    const retention = this.options.retentionMs
+    if (retention === undefined) return
+    const oldest = this.now() - retention
+    while (this.ringStart < this.ring.length && this.ringTimes[this.ringStart] < oldest) this.evictOldest()
   }
 
   private progress(revision: number): void {

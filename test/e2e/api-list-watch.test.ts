@@ -208,3 +208,21 @@ describe('API core: lists, views and watches', () => {
     await stream.ended
   })
 })
+
+describe('API core: watch history', () => {
+  it('a watch from a version older than the history window is 410 Gone (reason Expired)', async () => {
+    const server = await startOrchServer(['--watch-history', '300ms'])
+    try {
+      const rv = (await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion
+      await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'old-news'}})
+      // the rule is about elapsed time: let the window pass
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'new-news'}})
+      const result = await call(server.url, 'GET', `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}`)
+      assert.equal(result.status, 410, result.text)
+      assert.equal(result.json.reason, 'Expired')
+    } finally {
+      await server.cleanup()
+    }
+  })
+})

@@ -1,0 +1,201 @@
+// `orch get KIND [NAME...]`: the server's Table (default, wide) or the objects (json, yaml, name), by name
+// or as a list (label and field selectors, one namespace or all), optionally followed by a watch that
+// prints each change as it comes, with the columns lined up with the rows printed before.
+import type {AnyObject} from '../api/types.js'
+import {optionsQuery, resourcePath, watchEvents, type ResourceLocator, type RestClient} from '../client/index.js'
+import {isApiStatusError} from '../client/index.js'
+import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
+import {
+  TABLE_ACCEPT,
+  TablePrinter,
+  asTable,
+  formatObjects,
+  formatOne,
+  isTableFormat,
+  noResourcesMessage,
+  outputFormat,
+  type OutputFormat,
+  type Table,
+} from './printers.js'
+import {resolveResource, type ResourceInfo} from './resources.js'
+
+export interface GetOptions extends ConnectOptions {
+  /** the resource word: configmaps, cm, ConfigMap, statefulsets.apps, ... */
+  resource: string
+  names: string[]
+  /** -o: json, yaml, name, wide (absent: the table) */
+  output?: string
+  allNamespaces?: boolean
+  selector?: string
+  fieldSelector?: string
+  watch?: boolean
+}
+
+const PAGE = 500
+
+/** Runs `orch get`; sets the exit code (1 when any named object could not be read). */
+export function runGet(options: GetOptions): Promise<void> {
+  return withSession(options, (session) => get(session, options))
+}
+
+/** Exits quietly when stdout's reader goes away (`orch get -w | head`). */
+function exitOnClosedStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0)
+    throw error
+  })
+}
+
+function checkUsage(options: GetOptions): void {
+  if (options.names.length > 0 && options.allNamespaces) {
+    throw new Error('a resource cannot be retrieved by name across all namespaces')
+  }
+  if (options.names.length > 0 && options.selector) throw new Error('name cannot be provided when a selector is specified')
+  if (options.watch && options.names.length > 1) {
+    throw new Error(`watch is only supported on individual resources and resource collections, but ${options.names.length} resources were found`)
+  }
+}
+
+async function get(session: Session, options: GetOptions): Promise<number> {
+  checkUsage(options)
+  const {client} = session
+  const info = await resolveResource(client, options.resource)
+  const allNamespaces = Boolean(options.allNamespaces) && info.namespaced
+  const namespace = info.namespaced && !allNamespaces ? session.namespace : undefined
+  const locator: ResourceLocator = {group: info.group, version: info.version, resource: info.resource, namespace}
+  const format = outputFormat(options.output)
+  const reader = new Reader(session, locator, options)
+
+  let code = 0
+  let resourceVersion: string | undefined
+  const printer = new TablePrinter({wide: format === 'wide', withNamespace: allNamespaces})
+  if (isTableFormat(format)) {
+    const table = options.names.length > 0 ? await reader.namedTable() : await reader.listTable()
+    if (reader.failed) code = 1
+    resourceVersion = table?.metadata?.resourceVersion
+    const printed = table ? printer.print(table) : false
+    if (!printed && options.names.length === 0) process.stderr.write(noResourcesMessage(namespace) + '\n')
+  } else {
+    const objectFormat = format as Exclude<OutputFormat, 'table' | 'wide'>
+    if (options.names.length > 0) {
+      const objects = await reader.namedObjects()
+      if (reader.failed) code = 1
+      if (objects.length > 0) process.stdout.write(formatObjects(objects, objectFormat, info, options.names.length === 1))
+      resourceVersion = objects[0]?.metadata?.resourceVersion
+    } else {
+      const list = await client.listAll(locator, {labelSelector: options.selector, fieldSelector: options.fieldSelector, limit: PAGE})
+      resourceVersion = list.metadata?.resourceVersion
+      process.stdout.write(formatObjects(list.items, objectFormat, info, false))
+    }
+  }
+  if (!options.watch || code !== 0) return code
+  await watchChanges(client, locator, info, options, format, printer, resourceVersion)
+  return 0
+}
+
+/** Reads named objects or whole lists, as Tables or objects, reporting (not throwing) per-name API errors. */
+class Reader {
+  failed = false
+
+  constructor(
+    private readonly session: Session,
+    private readonly locator: ResourceLocator,
+    private readonly options: GetOptions,
+  ) {}
+
+  private async each<T>(read: (name: string) => Promise<T>): Promise<T[]> {
+    const out: T[] = []
+    for (const name of this.options.names) {
+      try {
+        out.push(await read(name))
+      } catch (error) {
+        if (!isApiStatusError(error)) throw error
+        reportError(error, this.session.server)
+        this.failed = true
+      }
+    }
+    return out
+  }
+
+  /** The Tables of the named objects merged into one (undefined when none could be read). */
+  async namedTable(): Promise<Table | undefined> {
+    const tables = await this.each(async (name) =>
+      asTable(await this.session.client.requestJson({method: 'GET', path: resourcePath({...this.locator, name}), accept: TABLE_ACCEPT})),
+    )
+    if (tables.length === 0) return undefined
+    return {...tables[0], rows: tables.flatMap((t) => t.rows)}
+  }
+
+  namedObjects(): Promise<AnyObject[]> {
+    return this.each((name) => this.session.client.get({...this.locator, name}))
+  }
+
+  /** The whole collection's Table, read in pages; the first page's resourceVersion is the snapshot's. */
+  async listTable(): Promise<Table> {
+    let merged: Table | undefined
+    let token: string | undefined
+    do {
+      const page = asTable(
+        await this.session.client.requestJson({
+          method: 'GET',
+          path: resourcePath(this.locator),
+          query: optionsQuery({labelSelector: this.options.selector, fieldSelector: this.options.fieldSelector, limit: PAGE, continue: token}),
+          accept: TABLE_ACCEPT,
+        }),
+      )
+      merged = merged ? {...merged, rows: [...merged.rows, ...page.rows]} : page
+      token = page.metadata?.continue
+    } while (token)
+    return merged
+  }
+}
+
+function joinSelectors(...selectors: (string | undefined)[]): string | undefined {
+  const parts = selectors.filter((s): s is string => Boolean(s))
+  return parts.length > 0 ? parts.join(',') : undefined
+}
+
+/**
+ * Watches from the resourceVersion of what was printed and prints each change: a table row (lined up with
+ * the rows above), a JSON or YAML document, or a name. Resumes from the last version seen when the server
+ * ends the watch; returns only on failure (thrown) or interruption.
+ */
+async function watchChanges(
+  client: RestClient,
+  locator: ResourceLocator,
+  info: ResourceInfo,
+  options: GetOptions,
+  format: OutputFormat,
+  printer: TablePrinter,
+  from: string | undefined,
+): Promise<never> {
+  exitOnClosedStdout()
+  const fieldSelector = joinSelectors(options.names[0] ? `metadata.name=${options.names[0]}` : undefined, options.fieldSelector)
+  const table = isTableFormat(format)
+  let resourceVersion = from
+  while (true) {
+    const events = watchEvents(client, locator, {
+      resourceVersion,
+      labelSelector: options.selector,
+      fieldSelector,
+      allowWatchBookmarks: true,
+      headers: table ? {accept: TABLE_ACCEPT} : undefined,
+    })
+    for await (const event of events) {
+      const object = event.object as AnyObject
+      if (event.type === 'BOOKMARK') {
+        resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion
+        continue
+      }
+      if (table) {
+        const t = asTable(object)
+        printer.print(t)
+        resourceVersion = t.rows.at(-1)?.object?.metadata?.resourceVersion ?? t.metadata?.resourceVersion ?? resourceVersion
+      } else {
+        // the list printed before is the first document, so every change gets a YAML separator
+        process.stdout.write(formatOne(object, format as 'json' | 'yaml' | 'name', info, false))
+        resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion
+      }
+    }
+  }
+}
