@@ -173,7 +173,7 @@ export function toJson(value: unknown): string {
 
 /** YAML as kubectl prints it: block style, no line folding, no anchors. */
 export function toYaml(value: unknown): string {
-  return yaml.dump(value, {noRefs: true, lineWidth: -1, quotingType: '"'})
+  return yaml.dump(value, {noRefs: true, lineWidth: -1, noArrayIndent: true, quotingType: '"'})
 }
 
 /**

@@ -1,0 +1,52 @@
+import {Args, Command, Flags} from '@oclif/core'
+import {globalFlags} from '../src/cli/connect.js'
+import {runGet} from '../src/cli/get.js'
+import {outputFormats} from '../src/cli/printers.js'
+
+export default class Get extends Command {
+  static override summary = 'Display one or many objects.'
+  static override description = `Prints the objects of a resource type as the server's table (NAME and the type's own columns,
+AGE last), or with -o as JSON, YAML or kind/name lines. KIND is a plural, singular, short name or Kind, optionally
+with its group (statefulsets.apps). Without NAME, every object in the namespace (-n, else the context's) is listed;
+-A lists all namespaces. --watch then prints each change as it happens.`
+  static override examples = [
+    '<%= config.bin %> get namespaces',
+    '<%= config.bin %> get configmaps -n shop -o wide',
+    '<%= config.bin %> get cm settings -o yaml',
+    '<%= config.bin %> get statefulsets.apps -A -l app=web',
+    '<%= config.bin %> get configmaps --watch',
+  ]
+
+  static override strict = false
+  static override args = {
+    kind: Args.string({description: 'the resource type (plural, singular, short name or Kind)', required: true}),
+    names: Args.string({description: 'names of objects to get (default: all)'}),
+  }
+
+  static override flags = {
+    output: Flags.string({char: 'o', description: 'output format', options: [...outputFormats]}),
+    'all-namespaces': Flags.boolean({char: 'A', description: 'list across all namespaces (adds a NAMESPACE column)', default: false}),
+    selector: Flags.string({char: 'l', description: 'label selector, e.g. app=web,tier!=cache'}),
+    'field-selector': Flags.string({description: 'field selector, e.g. metadata.name=x'}),
+    watch: Flags.boolean({char: 'w', description: 'after printing, watch and print each change', default: false}),
+    ...globalFlags,
+  }
+
+  async run(): Promise<void> {
+    const {argv, flags} = await this.parse(Get)
+    const [kind, ...names] = argv as string[]
+    await runGet({
+      server: flags.server,
+      kubeconfig: flags.kubeconfig,
+      context: flags.context,
+      namespace: flags.namespace,
+      resource: kind,
+      names,
+      output: flags.output,
+      allNamespaces: flags['all-namespaces'],
+      selector: flags.selector,
+      fieldSelector: flags['field-selector'],
+      watch: flags.watch,
+    })
+  }
+}

@@ -1,0 +1,76 @@
+// Discovery and OpenAPI over HTTP, generated from the declarations.
+import assert from 'node:assert/strict'
+import {after, before, describe, it} from 'node:test'
+import {call} from '../support/http.js'
+import {startOrchServer, type RunningOrch} from '../support/server.js'
+
+describe('discovery', () => {
+  let server: RunningOrch
+  before(async () => {
+    server = await startOrchServer(['--controllers='])
+  })
+  after(async () => server.cleanup())
+
+  it('/version answers without credentials with a Kubernetes-shaped version', async () => {
+    const result = await call(server.url, 'GET', '/version')
+    assert.equal(result.status, 200)
+    assert.equal(result.json.major, '1')
+    assert.match(result.json.gitVersion, /^v1\.\d+\.\d+/)
+  })
+
+  it('/api lists v1 with the address that answered', async () => {
+    const result = (await call(server.url, 'GET', '/api')).json
+    assert.equal(result.kind, 'APIVersions')
+    assert.deepEqual(result.versions, ['v1'])
+    assert.match(result.serverAddressByClientCIDRs[0].serverAddress, /^127\.0\.0\.1:\d+$/)
+  })
+
+  it('/api/v1 is an APIResourceList with verbs, namespaced, kind and shortNames', async () => {
+    const result = (await call(server.url, 'GET', '/api/v1')).json
+    assert.equal(result.kind, 'APIResourceList')
+    assert.equal(result.groupVersion, 'v1')
+    const byName = Object.fromEntries(result.resources.map((r: any) => [r.name, r]))
+    assert.deepEqual(byName.configmaps.shortNames, ['cm'])
+    assert.equal(byName.configmaps.namespaced, true)
+    assert.equal(byName.namespaces.namespaced, false)
+    assert.ok(byName.namespaces.verbs.includes('watch'))
+    assert.ok(!byName.namespaces.verbs.includes('deletecollection'))
+    assert.ok(byName['namespaces/status'])
+    assert.ok(byName['namespaces/finalize'])
+    assert.ok(byName['pods/status'])
+    assert.equal(byName.nodes.kind, 'Node')
+  })
+
+  it('/apis lists the groups with their preferred versions; /apis/{g} and /apis/{g}/{v} answer', async () => {
+    const groups = (await call(server.url, 'GET', '/apis')).json
+    assert.equal(groups.kind, 'APIGroupList')
+    const names = groups.groups.map((g: any) => g.name)
+    for (const g of ['apps', 'coordination.orch.io', 'networking.orch.io', 'storagemigration.orch.io', 'certificates.orch.io', 'admissionregistration.orch.io']) {
+      assert.ok(names.includes(g), g)
+    }
+    const apps = (await call(server.url, 'GET', '/apis/apps')).json
+    assert.equal(apps.kind, 'APIGroup')
+    assert.equal(apps.preferredVersion.groupVersion, 'apps/v1')
+    const resources = (await call(server.url, 'GET', '/apis/apps/v1')).json
+    const sts = resources.resources.find((r: any) => r.name === 'statefulsets')
+    assert.deepEqual(sts.shortNames, ['sts'])
+    assert.equal((await call(server.url, 'GET', '/apis/nothing.orch.io')).status, 404)
+  })
+
+  it('/openapi/v3 lists every group version; each document has the kinds as components', async () => {
+    const root = (await call(server.url, 'GET', '/openapi/v3')).json
+    assert.ok(root.paths['api/v1'])
+    assert.ok(root.paths['apis/apps/v1'])
+    const core = (await call(server.url, 'GET', '/' + root.paths['api/v1'].serverRelativeURL.replace(/^\//, ''))).json
+    assert.equal(core.openapi.startsWith('3.'), true)
+    assert.ok(core.components.schemas['io.orch.api.core.v1.ConfigMap'])
+    const v2 = await call(server.url, 'GET', '/openapi/v2')
+    assert.equal(v2.status, 200)
+    assert.equal(v2.json.swagger, '2.0')
+  })
+
+  it('/openapi/v2 asked only as protobuf is 406, so kubectl falls back', async () => {
+    const result = await call(server.url, 'GET', '/openapi/v2', undefined, {Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf'})
+    assert.equal(result.status, 406)
+  })
+})
