@@ -41,7 +41,7 @@ export function decodeBody(body: Buffer, contentType: string | undefined, accept
   if (text.trim() === '') throw errors.badRequest('the request body is empty')
   if (type === YAML_TYPE || type === 'application/apply-patch+yaml') {
     try {
-      return yaml.load(text, {schema: yaml.JSON_SCHEMA})
+      return yaml.load(text, {schema: yaml.JSON_SCHEMA, json: true})
     } catch (error) {
       throw errors.badRequest(`error decoding YAML: ${(error as Error).message.split('\n')[0]}`)
     }

@@ -2,6 +2,7 @@
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {AnyObject, KindDeclaration, RequestContext, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
+import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, warningHeader} from '../machinery/field-validation.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {ApiError, errors} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
@@ -49,6 +50,12 @@ function dryRunParam(query: URLSearchParams): boolean {
     }
   }
   return values.length > 0
+}
+
+function fieldValidationParam(query: URLSearchParams): FieldValidation {
+  const value = query.get('fieldValidation') ?? 'Warn'
+  if (value === 'Strict' || value === 'Warn' || value === 'Ignore') return value
+  throw errors.badRequest(`fieldValidation: Unsupported value: "${value}": supported values: "Ignore", "Strict", "Warn"`)
 }
 
 export class ResourceHandler {
@@ -147,19 +154,38 @@ export class ResourceHandler {
       send(response, code, objectView(declaration, object, negotiated.view, now, includeObject), {
         mediaType: negotiated.mediaType,
         pretty: pretty || negotiated.pretty,
+        headers: warningHeaders(),
       })
     const dryRun = dryRunParam(query)
     const context = this.context(info)
+    const validation = fieldValidationParam(query)
+    const warnings: string[] = []
+    /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
+    const decodeChecked = async (contentType = request.headers['content-type']) => {
+      const raw = await readBody(request)
+      const decoded = decodeBody(raw, contentType)
+      const isObject = typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)
+      // unknown fields are dropped whatever the mode, as decoding into a typed object does
+      const unknown = isObject ? pruneUnknownFields(decoded, declaration.schema) : []
+      if (validation !== 'Ignore') {
+        const duplicates = mediaTypeOf(contentType) === JSON_TYPE || !contentType ? duplicateJsonFields(raw.toString('utf8')) : []
+        const problems = fieldProblems(unknown, duplicates)
+        if (problems.length > 0 && validation === 'Strict') throw errors.badRequest(`strict decoding error: ${problems.join(', ')}`)
+        warnings.push(...problems)
+      }
+      return decoded
+    }
+    const warningHeaders = () => (warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined)
 
     if (verb === 'create') {
       // POSTs to subresources (pods/binding, pods/eviction) are served by their own handlers
       if (info.subresource) throw errors.methodNotAllowed()
-      const body = assertBodyObject(decodeBody(await readBody(request), request.headers['content-type']))
+      const body = assertBodyObject(await decodeChecked())
       const created = await registry.create(info.namespace, body, {dryRun, context})
       return reply(201, created)
     }
     if (verb === 'update') {
-      const body = assertBodyObject(decodeBody(await readBody(request), request.headers['content-type']))
+      const body = assertBodyObject(await decodeChecked())
       const {object, created} = await registry.update(info.namespace, info.name, body, {dryRun, context, subresource: info.subresource})
       return reply(created ? 201 : 200, object)
     }
@@ -168,7 +194,7 @@ export class ResourceHandler {
       if (!(PATCH_TYPES as readonly string[]).includes(contentType)) {
         throw errors.unsupportedMediaType(contentType, [...PATCH_TYPES])
       }
-      const patch = decodeBody(await readBody(request), JSON_TYPE)
+      const patch = contentType === 'application/json-patch+json' ? decodeBody(await readBody(request), JSON_TYPE) : await decodeChecked(JSON_TYPE)
       const object = await this.patch(registry, info, contentType, patch, {dryRun, context})
       return reply(200, object)
     }
