@@ -1,15 +1,11 @@
-// Request bodies in, responses out: JSON and YAML (protobuf and CBOR plug in here), with views,
-// pretty printing and gzip.
+// Request bodies in, responses out, through the negotiated serializer, with pretty printing and gzip.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {gzipSync} from 'node:zlib'
-import * as yaml from 'js-yaml'
-import {errors} from '../machinery/status.js'
 import {mediaTypeOf} from '../machinery/negotiation.js'
+import {errors} from '../machinery/status.js'
+import {JSON_TYPE, jsonSerializer, type Serializer, type SerializerSet} from './serializers.js'
 
-export const JSON_TYPE = 'application/json'
-export const YAML_TYPE = 'application/yaml'
-export const SERVED_MEDIA_TYPES = [JSON_TYPE, YAML_TYPE] as const
-export type ServedMediaType = (typeof SERVED_MEDIA_TYPES)[number]
+export {JSON_TYPE, YAML_TYPE, CBOR_TYPE} from './serializers.js'
 
 /** default request body limit, as Kubernetes' 3 MiB */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -33,43 +29,35 @@ export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES)
   return Buffer.concat(chunks)
 }
 
-/** Decodes a JSON or YAML body. 415 for other media types, 400 when it does not parse. */
-export function decodeBody(body: Buffer, contentType: string | undefined, accepted: readonly string[] = SERVED_MEDIA_TYPES): unknown {
+/** Decodes a body in the serializer its Content-Type names (JSON when absent). 415 for others. */
+export function decodeBody(body: Buffer, contentType: string | undefined, serializers: SerializerSet): unknown {
   const type = mediaTypeOf(contentType) || JSON_TYPE
-  if (!accepted.includes(type)) throw errors.unsupportedMediaType(type, [...accepted])
-  const text = body.toString('utf8')
-  if (text.trim() === '') throw errors.badRequest('the request body is empty')
-  if (type === YAML_TYPE || type === 'application/apply-patch+yaml') {
-    try {
-      return yaml.load(text, {schema: yaml.JSON_SCHEMA, json: true})
-    } catch (error) {
-      throw errors.badRequest(`error decoding YAML: ${(error as Error).message.split('\n')[0]}`)
-    }
+  const serializer = serializers.byMediaType(type)
+  if (!serializer) throw errors.unsupportedMediaType(type, serializers.all.map((s) => s.mediaType))
+  if (body.length === 0 || (serializer.mediaType !== 'application/cbor' && body.toString('utf8').trim() === '')) {
+    throw errors.badRequest('the request body is empty')
   }
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    throw errors.badRequest(`error decoding JSON: ${(error as Error).message}`)
-  }
-}
-
-export function encodeBody(value: unknown, mediaType: string, pretty: boolean): Buffer {
-  if (mediaType === YAML_TYPE) return Buffer.from(yaml.dump(value, {noRefs: true, lineWidth: -1}))
-  return Buffer.from(pretty ? JSON.stringify(value, null, 2) + '\n' : JSON.stringify(value) + '\n')
+  return serializer.decode(body)
 }
 
 export interface SendOptions {
-  mediaType: string
+  serializer?: Serializer
   pretty?: boolean
   /** compress: a get or list whose client accepts gzip, with APIResponseCompression on */
   gzip?: boolean
   headers?: Record<string, string>
 }
 
-export function send(response: ServerResponse, code: number, value: unknown, options: SendOptions): void {
-  let body = encodeBody(value, options.mediaType, options.pretty ?? false)
+export function encodeBody(value: unknown, serializer: Serializer, pretty: boolean): Buffer {
+  if (pretty && serializer.mediaType === JSON_TYPE) return Buffer.from(JSON.stringify(value, null, 2) + '\n')
+  return serializer.encode(value)
+}
+
+export function send(response: ServerResponse, code: number, value: unknown, options: SendOptions = {}): void {
+  const serializer = options.serializer ?? jsonSerializer
+  let body = encodeBody(value, serializer, options.pretty ?? false)
   const headers: Record<string, string | number> = {
-    'Content-Type': options.mediaType,
+    'Content-Type': serializer.mediaType,
     'Cache-Control': 'no-cache, private',
     ...options.headers,
   }

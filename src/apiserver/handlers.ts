@@ -6,13 +6,15 @@ import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFi
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {ApiError, errors} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
-import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send, SERVED_MEDIA_TYPES, type ServedMediaType} from './codec.js'
+import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
+import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, type ResourceRegistry} from './registry.js'
 import {listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
 
-export const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json'] as const
+export const JSON_PATCH = 'application/json-patch+json'
+export const MERGE_PATCH = 'application/merge-patch+json'
 
 export interface HandlerOptions {
   catalog: Catalog
@@ -21,6 +23,8 @@ export interface HandlerOptions {
   now(): Date
   /** the group views are named in (meta.orch.io) */
   metaGroup: string
+  /** encodings beyond JSON, YAML and (gated) CBOR, e.g. protobuf */
+  extraSerializers?: Serializer[]
 }
 
 const VIEW_GROUPS = ['meta.orch.io', 'meta.k8s.io']
@@ -59,7 +63,31 @@ function fieldValidationParam(query: URLSearchParams): FieldValidation {
 }
 
 export class ResourceHandler {
-  constructor(private readonly options: HandlerOptions) {}
+  readonly serializers: SerializerSet
+
+  constructor(private readonly options: HandlerOptions) {
+    this.serializers = serializerSet(options.gates, options.extraSerializers)
+  }
+
+  /** patch media type -> how its body is decoded */
+  private patchDecoders(): Map<string, Serializer> {
+    const decoders = new Map<string, Serializer>([
+      [JSON_PATCH, jsonSerializer],
+      [MERGE_PATCH, jsonSerializer],
+    ])
+    for (const [type, serializer] of this.extraPatchTypes) decoders.set(type, serializer)
+    return decoders
+  }
+
+  /** patch types added when their machinery is present (strategic merge, apply) */
+  private readonly extraPatchTypes = new Map<string, Serializer>()
+  private readonly patchAppliers = new Map<string, PatchApplier>()
+
+  /** Adds a patch media type, e.g. strategic merge or server-side apply. */
+  addPatchType(mediaType: string, decoder: Serializer, applier: PatchApplier): void {
+    this.extraPatchTypes.set(mediaType, decoder)
+    this.patchAppliers.set(mediaType, applier)
+  }
 
   /** 404 / 405 before anything else, as Kubernetes' router does. */
   private resolve(info: ResourceRequest): {declaration: KindDeclaration; registry: ResourceRegistry} {
@@ -81,14 +109,15 @@ export class ResourceHandler {
     return {declaration, registry: this.options.registries.get(declaration)!}
   }
 
-  private negotiate(request: IncomingMessage, declaration: KindDeclaration, views: readonly ViewKind[]): Negotiated<ServedMediaType> {
+  private negotiate(request: IncomingMessage, declaration: KindDeclaration, views: readonly ViewKind[]): Negotiated<string> & {serializer: Serializer} {
+    const mediaTypes = this.serializers.all.map((s) => s.mediaType)
     const negotiated = negotiate(request.headers.accept, {
-      mediaTypes: SERVED_MEDIA_TYPES,
+      mediaTypes,
       viewGroups: VIEW_GROUPS,
       views: declaration.table === false ? views.filter((v) => v !== 'Table') : views,
     })
-    if (!negotiated) throw errors.notAcceptable([...SERVED_MEDIA_TYPES])
-    return negotiated
+    if (!negotiated) throw errors.notAcceptable(mediaTypes)
+    return {...negotiated, serializer: this.serializers.byMediaType(negotiated.mediaType)!}
   }
 
   private context(info: ResourceRequest): RequestContext {
@@ -107,7 +136,7 @@ export class ResourceHandler {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
       const object = await registry.get(info.namespace, info.name)
       const body = objectView(declaration, object, negotiated.view, now, includeObject)
-      return send(response, 200, body, {mediaType: negotiated.mediaType, pretty: pretty || negotiated.pretty, gzip})
+      return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip})
     }
     if (verb === 'list') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadataList'])
@@ -120,7 +149,7 @@ export class ResourceHandler {
         resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
       })
       const body = listView(declaration, registry.apiVersion, result, negotiated.view, now, includeObject)
-      return send(response, 200, body, {mediaType: negotiated.mediaType, pretty: pretty || negotiated.pretty, gzip})
+      return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip})
     }
     if (verb === 'watch') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
@@ -139,7 +168,7 @@ export class ResourceHandler {
           fieldSelector: query.get('fieldSelector') ?? undefined,
         },
         {
-          mediaType: negotiated.mediaType,
+          serializer: negotiated.serializer,
           view: negotiated.view,
           includeObject,
           now: this.options.now,
@@ -152,7 +181,7 @@ export class ResourceHandler {
     const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
     const reply = (code: number, object: AnyObject) =>
       send(response, code, objectView(declaration, object, negotiated.view, now, includeObject), {
-        mediaType: negotiated.mediaType,
+        serializer: negotiated.serializer,
         pretty: pretty || negotiated.pretty,
         headers: warningHeaders(),
       })
@@ -161,9 +190,9 @@ export class ResourceHandler {
     const validation = fieldValidationParam(query)
     const warnings: string[] = []
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
-    const decodeChecked = async (contentType = request.headers['content-type']) => {
+    const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers) => {
       const raw = await readBody(request)
-      const decoded = decodeBody(raw, contentType)
+      const decoded = decodeBody(raw, contentType, serializers)
       const isObject = typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)
       // unknown fields are dropped whatever the mode, as decoding into a typed object does
       const unknown = isObject ? pruneUnknownFields(decoded, declaration.schema) : []
@@ -191,16 +220,23 @@ export class ResourceHandler {
     }
     if (verb === 'patch') {
       const contentType = mediaTypeOf(request.headers['content-type'])
-      if (!(PATCH_TYPES as readonly string[]).includes(contentType)) {
-        throw errors.unsupportedMediaType(contentType, [...PATCH_TYPES])
+      const decoders = this.patchDecoders()
+      const decoder = decoders.get(contentType)
+      if (!decoder) throw errors.unsupportedMediaType(contentType, [...decoders.keys()])
+      const asSet: SerializerSet = {all: [decoder], byMediaType: () => decoder}
+      const patch =
+        contentType === JSON_PATCH ? decodeBody(await readBody(request), contentType, asSet) : await decodeChecked(contentType, asSet)
+      const applier = this.patchAppliers.get(contentType)
+      if (applier) {
+        const {object, created} = await applier({registry, info, patch, query, dryRun, context})
+        return reply(created ? 201 : 200, object)
       }
-      const patch = contentType === 'application/json-patch+json' ? decodeBody(await readBody(request), JSON_TYPE) : await decodeChecked(JSON_TYPE)
       const object = await this.patch(registry, info, contentType, patch, {dryRun, context})
       return reply(200, object)
     }
     if (verb === 'delete') {
       const raw = await readBody(request)
-      const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'])) : {}
+      const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers)) : {}
       const result = await registry.delete(info.namespace, info.name, {
         dryRun,
         context,
@@ -208,17 +244,17 @@ export class ResourceHandler {
         gracePeriodSeconds: intParam(query, 'gracePeriodSeconds') ?? body.gracePeriodSeconds,
         propagationPolicy: query.get('propagationPolicy') ?? body.propagationPolicy,
       })
-      return send(response, result.code, result.status, {mediaType: negotiated.mediaType, pretty})
+      return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty})
     }
     if (verb === 'deletecollection') {
       const raw = await readBody(request)
-      if (raw.length > 0) assertBodyObject(decodeBody(raw, request.headers['content-type']))
+      if (raw.length > 0) assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers))
       const status = await registry.deleteCollection(
         info.namespace,
         {labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined},
         {dryRun, context},
       )
-      return send(response, 200, status, {mediaType: negotiated.mediaType, pretty})
+      return send(response, 200, status, {serializer: negotiated.serializer, pretty})
     }
     throw errors.methodNotAllowed()
   }
@@ -231,7 +267,7 @@ export class ResourceHandler {
     patch: unknown,
     options: {dryRun: boolean; context: RequestContext},
   ): Promise<AnyObject> {
-    if (contentType === 'application/merge-patch+json' && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) {
+    if (contentType === MERGE_PATCH && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) {
       throw errors.badRequest('the merge patch must be a JSON object')
     }
     let precondition: string | undefined
@@ -240,7 +276,7 @@ export class ResourceHandler {
       info.name,
       (current) => {
         const patched = assertBodyObject(
-          contentType === 'application/json-patch+json' ? applyJsonPatch(current, patch) : applyMergePatch(current, patch),
+          contentType === JSON_PATCH ? applyJsonPatch(current, patch) : applyMergePatch(current, patch),
         )
         // a resourceVersion the patch sets is a precondition, as in Kubernetes
         const patchedRv = patched.metadata?.resourceVersion
@@ -257,8 +293,22 @@ export class ResourceHandler {
   }
 }
 
-export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined): void {
+export type PatchApplier = (request: {
+  registry: ResourceRegistry
+  info: ResourceRequest
+  patch: unknown
+  query: URLSearchParams
+  dryRun: boolean
+  context: RequestContext
+}) => Promise<{object: AnyObject; created: boolean}>
+
+/** Any error as a Status, in the first encoding the client accepts (JSON otherwise). */
+export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined, serializers?: SerializerSet): void {
   const apiError = error instanceof ApiError ? error : errors.internal()
-  const negotiated = negotiate(accept, {mediaTypes: SERVED_MEDIA_TYPES, viewGroups: [], views: []})
-  send(response, apiError.code, apiError.toStatus(), {mediaType: negotiated?.mediaType ?? JSON_TYPE})
+  const all = serializers?.all ?? [jsonSerializer, yamlSerializer]
+  const negotiated = negotiate(accept, {mediaTypes: all.map((s) => s.mediaType), viewGroups: [], views: []})
+  const serializer = all.find((s) => s.mediaType === negotiated?.mediaType) ?? jsonSerializer
+  send(response, apiError.code, apiError.toStatus(), {serializer})
 }
+
+export {cborSerializer}

@@ -21,7 +21,7 @@ export class NonResourceHandler {
       if (!negotiate(request.headers.accept, {mediaTypes: [JSON_TYPE], viewGroups: [], views: []})) {
         throw errors.notAcceptable([JSON_TYPE])
       }
-      send(response, 200, body, {mediaType: JSON_TYPE})
+      send(response, 200, body)
       return true
     }
     const parts = path.split('/').filter(Boolean)

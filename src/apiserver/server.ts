@@ -173,7 +173,7 @@ export class ApiServer {
       if ((error as {code?: number}).code === undefined || !(error instanceof Error && error.name === 'ApiError')) {
         this.options.logger.error('request failed', {method: request.method, path: request.url, error: (error as Error).stack ?? error})
       }
-      if (!response.headersSent) statusResponse(response, error, request.headers.accept)
+      if (!response.headersSent) statusResponse(response, error, request.headers.accept, this.resources.serializers)
       else response.destroy()
     } finally {
       this.options.logger.v(3, 'request', {method: request.method, path: request.url, code: response.statusCode, ms: Date.now() - started})

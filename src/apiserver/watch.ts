@@ -3,7 +3,7 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {AnyObject} from '../api/types.js'
 import {errors, type ApiError} from '../machinery/status.js'
 import {TooOldResourceVersionError, type CacheEvent, type Watch} from '../storage/index.js'
-import {encodeBody, JSON_TYPE} from './codec.js'
+import {JSON_TYPE, type Serializer} from './serializers.js'
 import type {ResourceRegistry} from './registry.js'
 import {objectView, type ViewRequest} from './views.js'
 
@@ -18,7 +18,7 @@ export interface WatchParams {
 }
 
 export interface WatchServeOptions {
-  mediaType: string
+  serializer: Serializer
   view?: ViewRequest
   includeObject?: string
   now: () => Date
@@ -81,11 +81,11 @@ export async function serveWatch(
   }
   const kindMeta = {kind: registry.declaration.kind, apiVersion: registry.apiVersion}
   const frame = (type: EventType, object: AnyObject): Buffer => {
-    if (!options.view && options.mediaType === JSON_TYPE) {
+    if (!options.view && options.serializer.mediaType === JSON_TYPE) {
       return Buffer.from(`{"type":"${type}","object":${cachedJson(object)}}\n`)
     }
     const body = options.view ? objectView(registry.declaration, object, options.view, options.now(), options.includeObject) : object
-    return encodeBody({type, object: body}, options.mediaType, false)
+    return options.serializer.frame({type, object: body}, registry.declaration)
   }
   const bookmark = (revision: number, extra?: Record<string, string>): Buffer => {
     const metadata: AnyObject = {resourceVersion: String(revision)}
@@ -137,7 +137,7 @@ export async function serveWatch(
   }
 
   response.writeHead(200, {
-    'Content-Type': options.mediaType,
+    'Content-Type': options.serializer.streamMediaType,
     'Cache-Control': 'no-cache, private',
     'Transfer-Encoding': 'chunked',
   })

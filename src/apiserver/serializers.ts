@@ -1,0 +1,76 @@
+// The encodings the server speaks, chosen per request by Accept and Content-Type.
+import * as yaml from 'js-yaml'
+import type {AnyObject, KindDeclaration} from '../api/types.js'
+import {CborError, decodeCbor, encodeCbor} from '../machinery/cbor.js'
+import {errors} from '../machinery/status.js'
+
+export interface Serializer {
+  mediaType: string
+  /** Content-Type of a watch stream in this encoding */
+  streamMediaType: string
+  encode(value: unknown, declaration?: KindDeclaration): Buffer
+  decode(body: Buffer, declaration?: KindDeclaration): unknown
+  /** one watch event, framed for the stream */
+  frame(event: {type: string; object: AnyObject}, declaration?: KindDeclaration): Buffer
+}
+
+export const JSON_TYPE = 'application/json'
+export const YAML_TYPE = 'application/yaml'
+export const CBOR_TYPE = 'application/cbor'
+
+export const jsonSerializer: Serializer = {
+  mediaType: JSON_TYPE,
+  streamMediaType: JSON_TYPE,
+  encode: (value) => Buffer.from(JSON.stringify(value) + '\n'),
+  decode(body) {
+    try {
+      return JSON.parse(body.toString('utf8'))
+    } catch (error) {
+      throw errors.badRequest(`error decoding JSON: ${(error as Error).message}`)
+    }
+  },
+  frame: (event) => Buffer.from(JSON.stringify(event) + '\n'),
+}
+
+export const yamlSerializer: Serializer = {
+  mediaType: YAML_TYPE,
+  streamMediaType: YAML_TYPE,
+  encode: (value) => Buffer.from(yaml.dump(value, {noRefs: true, lineWidth: -1})),
+  decode(body) {
+    try {
+      return yaml.load(body.toString('utf8'), {schema: yaml.JSON_SCHEMA, json: true})
+    } catch (error) {
+      throw errors.badRequest(`error decoding YAML: ${(error as Error).message.split('\n')[0]}`)
+    }
+  },
+  // documents separated as a YAML stream
+  frame: (event) => Buffer.from('---\n' + yaml.dump(event, {noRefs: true, lineWidth: -1})),
+}
+
+export const cborSerializer: Serializer = {
+  mediaType: CBOR_TYPE,
+  streamMediaType: 'application/cbor-seq',
+  encode: (value) => encodeCbor(value),
+  decode(body) {
+    try {
+      return decodeCbor(body)
+    } catch (error) {
+      if (error instanceof CborError) throw errors.badRequest(`error decoding CBOR: ${error.message}`)
+      throw error
+    }
+  },
+  // a CBOR sequence: items back to back (RFC 8742)
+  frame: (event) => encodeCbor(event),
+}
+
+export interface SerializerSet {
+  /** in preference order; the first is the default */
+  all: Serializer[]
+  byMediaType(type: string): Serializer | undefined
+}
+
+export function serializerSet(gates: Record<string, boolean>, extra: Serializer[] = []): SerializerSet {
+  const all = [jsonSerializer, yamlSerializer, ...extra]
+  if (gates['CBORServingAndStorage']) all.push(cborSerializer)
+  return {all, byMediaType: (type) => all.find((s) => s.mediaType === type)}
+}

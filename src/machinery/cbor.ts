@@ -1,0 +1,40 @@
+// CBOR as Kubernetes writes it: one data item, self-described (tag 55799), maps with text keys.
+import {Decoder, Encoder} from 'cbor-x'
+
+/** the self-described CBOR tag 55799, as its three-byte head */
+const SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7])
+
+const encoder = new Encoder({useRecords: false, mapsAsObjects: true, variableMapSize: true, tagUint8Array: false})
+const decoder = new Decoder({useRecords: false, mapsAsObjects: true})
+
+export class CborError extends Error {}
+
+export function encodeCbor(value: unknown): Buffer {
+  return Buffer.concat([SELF_DESCRIBED, encoder.encode(value)])
+}
+
+/** One item (the self-described tag is optional on input). Trailing bytes are an error. */
+export function decodeCbor(bytes: Buffer): unknown {
+  const body = bytes.subarray(0, 3).equals(SELF_DESCRIBED) ? bytes.subarray(3) : bytes
+  if (body.length === 0) throw new CborError('empty CBOR body')
+  let items: unknown[]
+  try {
+    items = decoder.decodeMultiple(body) as unknown[]
+  } catch (error) {
+    throw new CborError(`invalid CBOR: ${(error as Error).message}`)
+  }
+  if (!Array.isArray(items) || items.length !== 1) throw new CborError(`expected one CBOR data item, found ${Array.isArray(items) ? items.length : 0}`)
+  return normalize(items[0])
+}
+
+/** Maps with non-string keys and other CBOR-only shapes are not valid API objects. */
+function normalize(value: unknown): unknown {
+  if (value instanceof Map) throw new CborError('CBOR maps must have text keys')
+  if (Array.isArray(value)) return value.map(normalize)
+  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) out[k] = normalize(v)
+    return out
+  }
+  return value
+}
