@@ -10,6 +10,7 @@ import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, type ResourceRegistry} from './registry.js'
+import {replicasFromScale, toScale} from './scale.js'
 import {listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
 
@@ -135,7 +136,7 @@ export class ResourceHandler {
     if (verb === 'get') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
       const object = await registry.get(info.namespace, info.name)
-      const body = objectView(declaration, object, negotiated.view, now, includeObject)
+      const body = info.subresource === 'scale' ? toScale(object) : objectView(declaration, object, negotiated.view, now, includeObject)
       return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip})
     }
     if (verb === 'list') {
@@ -213,6 +214,9 @@ export class ResourceHandler {
       const created = await registry.create(info.namespace, body, {dryRun, context})
       return reply(201, created)
     }
+    if (info.subresource === 'scale' && (verb === 'update' || verb === 'patch')) {
+      return this.scale(request, response, registry, info, verb, {dryRun, context}, negotiated.serializer)
+    }
     if (verb === 'update') {
       const body = assertBodyObject(await decodeChecked())
       const {object, created} = await registry.update(info.namespace, info.name, body, {dryRun, context, subresource: info.subresource})
@@ -234,29 +238,76 @@ export class ResourceHandler {
       const object = await this.patch(registry, info, contentType, patch, {dryRun, context})
       return reply(200, object)
     }
-    if (verb === 'delete') {
+    if (verb === 'delete' || verb === 'deletecollection') {
       const raw = await readBody(request)
       const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers)) : {}
-      const result = await registry.delete(info.namespace, info.name, {
-        dryRun,
+      const bodyDryRun = Array.isArray(body.dryRun) && body.dryRun.length > 0
+      if (bodyDryRun && !body.dryRun.every((v: unknown) => v === 'All')) {
+        throw errors.invalid({group: 'meta.orch.io', kind: 'DeleteOptions'}, '', [
+          {type: 'FieldValueNotSupported', field: 'dryRun', value: body.dryRun, message: 'supported values: "All"'},
+        ])
+      }
+      const options = {
+        dryRun: dryRun || bodyDryRun,
         context,
         preconditions: body.preconditions,
         gracePeriodSeconds: intParam(query, 'gracePeriodSeconds') ?? body.gracePeriodSeconds,
         propagationPolicy: query.get('propagationPolicy') ?? body.propagationPolicy,
-      })
-      return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty})
-    }
-    if (verb === 'deletecollection') {
-      const raw = await readBody(request)
-      if (raw.length > 0) assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers))
-      const status = await registry.deleteCollection(
-        info.namespace,
-        {labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined},
-        {dryRun, context},
-      )
-      return send(response, 200, status, {serializer: negotiated.serializer, pretty})
+        orphanDependents: boolParam(query, 'orphanDependents') ?? body.orphanDependents,
+      }
+      if (verb === 'deletecollection') {
+        const status = await registry.deleteCollection(
+          info.namespace,
+          {labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined},
+          options,
+        )
+        return send(response, 200, status, {serializer: negotiated.serializer, pretty})
+      }
+      const result = await registry.delete(info.namespace, info.name, options)
+      if (result.deleted) return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty})
+      return reply(result.code, result.object)
     }
     throw errors.methodNotAllowed()
+  }
+
+  /** PUT or PATCH of a Scale: only the parent's spec.replicas changes. */
+  private async scale(
+    request: IncomingMessage,
+    response: ServerResponse,
+    registry: ResourceRegistry,
+    info: ResourceRequest,
+    verb: 'update' | 'patch',
+    options: {dryRun: boolean; context: RequestContext},
+    serializer: Serializer,
+  ): Promise<void> {
+    const contentType = mediaTypeOf(request.headers['content-type'])
+    if (verb === 'patch' && contentType !== JSON_PATCH && contentType !== MERGE_PATCH && !this.extraPatchTypes.has(contentType)) {
+      throw errors.unsupportedMediaType(contentType, [JSON_PATCH, MERGE_PATCH, ...this.extraPatchTypes.keys()])
+    }
+    const decoder = verb === 'patch' ? (this.extraPatchTypes.get(contentType) ?? jsonSerializer) : undefined
+    const body = decoder ? decodeBody(await readBody(request), contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(await readBody(request), request.headers['content-type'], this.serializers)
+    const updated = await registry.guaranteedUpdate(
+      info.namespace,
+      info.name,
+      (current) => {
+        const scale = toScale(current)
+        let wanted: AnyObject
+        if (verb === 'update') {
+          wanted = assertBodyObject(body)
+          const rv = wanted.metadata?.resourceVersion
+          if (rv && rv !== current.metadata?.resourceVersion) throw errors.staleResourceVersion(registry.groupResource, info.name)
+        } else if (contentType === JSON_PATCH) {
+          wanted = assertBodyObject(applyJsonPatch(scale, body))
+        } else {
+          // merge-style patches of a Scale touch spec.replicas only
+          wanted = assertBodyObject(applyMergePatch(scale, body))
+        }
+        const replicas = replicasFromScale(wanted, info.name)
+        return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', options)
+      },
+      {dryRun: options.dryRun},
+    )
+    send(response, 200, toScale(updated), {serializer})
   }
 
   /** Applies the patch to the stored object (or its subresource part) and writes it back with CAS. */

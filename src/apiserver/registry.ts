@@ -3,7 +3,7 @@
 import {randomUUID} from 'node:crypto'
 import type {AnyObject, FieldError, KindDeclaration, RequestContext} from '../api/types.js'
 import {apiVersionOf} from '../api/types.js'
-import {errors, type GroupResource, successStatus, type Status} from '../machinery/status.js'
+import {errors, type GroupResource, successStatus} from '../machinery/status.js'
 import {validateObjectMeta} from './meta-validation.js'
 import {decodeContinue, encodeContinue} from './continue.js'
 import {
@@ -36,6 +36,7 @@ export interface DeleteOptions {
   preconditions?: {uid?: string; resourceVersion?: string}
   gracePeriodSeconds?: number
   propagationPolicy?: string
+  orphanDependents?: boolean
   context: RequestContext
 }
 
@@ -253,24 +254,24 @@ export class ResourceRegistry {
     return errors.invalid({group: this.declaration.group, kind: this.declaration.kind}, name, causes)
   }
 
-  /** Checks apiVersion/kind of a body against this resource. */
+  /** Checks apiVersion/kind of a body against this resource; absent ones are taken from the URL,
+   *  as Kubernetes' decoder defaults them. */
   checkTypeMeta(object: AnyObject): void {
-    if (object.apiVersion !== undefined && object.apiVersion !== this.apiVersion) {
+    object.apiVersion ??= this.apiVersion
+    object.kind ??= this.declaration.kind
+    if (object.apiVersion !== this.apiVersion) {
       throw errors.badRequest(
         `the API version in the data (${object.apiVersion}) does not match the expected API version (${this.apiVersion})`,
       )
     }
-    if (object.kind !== undefined && object.kind !== this.declaration.kind) {
+    if (object.kind !== this.declaration.kind) {
       throw errors.badRequest(`the kind in the data (${object.kind}) does not match the expected kind (${this.declaration.kind})`)
-    }
-    if (object.apiVersion === undefined || object.kind === undefined) {
-      throw errors.badRequest(`Object 'Kind' is missing or 'apiVersion' is missing in the request body`)
     }
   }
 
   async create(namespace: string, body: AnyObject, options: WriteOptions): Promise<AnyObject> {
-    this.checkTypeMeta(body)
     const object = clone(body)
+    this.checkTypeMeta(object)
     object.metadata ??= {}
     const meta = object.metadata
     if (this.declaration.namespaced) {
@@ -313,6 +314,7 @@ export class ResourceRegistry {
     const generationFields = this.declaration.generationFields ?? ['spec']
     if (generationFields.length > 0) meta.generation = 1
     else delete meta.generation
+    ensureTopLevelStructs(object, this.declaration)
     this.declaration.defaults?.(object)
     this.declaration.prepareForCreate?.(object, options.context)
     const causes = [
@@ -336,6 +338,7 @@ export class ResourceRegistry {
     body: AnyObject,
     options: WriteOptions & {subresource?: string},
   ): Promise<{object: AnyObject; created: boolean}> {
+    body = {...body}
     this.checkTypeMeta(body)
     const meta = body.metadata ?? {}
     if (meta.name !== undefined && meta.name !== name) {
@@ -426,6 +429,7 @@ export class ResourceRegistry {
       delete meta.deletionGracePeriodSeconds
     }
     meta.resourceVersion = oldMeta.resourceVersion
+    ensureTopLevelStructs(object, declaration)
     declaration.defaults?.(object)
     if (!subresource) declaration.prepareForUpdate?.(object, old, options.context)
     const generationFields = declaration.generationFields ?? ['spec']
@@ -502,8 +506,14 @@ export class ResourceRegistry {
     }
   }
 
-  /** DELETE: objects with finalizers are only marked (202); others go at once (200). */
-  async delete(namespace: string, name: string, options: DeleteOptions): Promise<{status: Status; code: number; object: AnyObject}> {
+  /** DELETE, as Kubernetes answers it: an object that goes at once answers a success Status; one
+   *  that finalizers hold is only marked and answers the marked object. Both 200 — 202 only when
+   *  the caller asked for cascading deletion with orphanDependents=false. */
+  async delete(
+    namespace: string,
+    name: string,
+    options: DeleteOptions,
+  ): Promise<{status: ReturnType<typeof successStatus>; code: number; object: AnyObject; deleted: boolean}> {
     const key = this.key(namespace, name)
     for (;;) {
       const current = await this.deps.store.get(key)
@@ -527,25 +537,26 @@ export class ResourceRegistry {
       const details = {name, group: this.declaration.group || undefined, kind: this.declaration.resource, uid: old.metadata!.uid}
       const finalizers: string[] = [...(old.metadata!.finalizers ?? []), ...this.lifecycleFinalizers(old)]
       if (finalizers.length > 0) {
-        if (old.metadata!.deletionTimestamp) return {status: successStatus(details, 202), code: 202, object: old}
+        const pendingCode = options.orphanDependents === false ? 202 : 200
+        if (old.metadata!.deletionTimestamp) return {status: successStatus(details), code: pendingCode, object: old, deleted: false}
         const next = clone(old)
         next.metadata!.deletionTimestamp = timestamp(options.context.now)
         next.metadata!.deletionGracePeriodSeconds = 0
         this.declaration.prepareForDelete?.(next)
-        if (options.dryRun) return {status: successStatus(details, 202), code: 202, object: next}
+        if (options.dryRun) return {status: successStatus(details), code: pendingCode, object: next, deleted: false}
         try {
           const revision = await this.deps.store.update(key, encodeStored(next), current.modRevision)
           next.metadata!.resourceVersion = String(revision)
-          return {status: successStatus(details, 202), code: 202, object: next}
+          return {status: successStatus(details), code: pendingCode, object: next, deleted: false}
         } catch (error) {
           if (error instanceof ConflictError) continue
           throw error
         }
       }
-      if (options.dryRun) return {status: successStatus(details), code: 200, object: old}
+      if (options.dryRun) return {status: successStatus(details), code: 200, object: old, deleted: true}
       try {
         await this.deps.store.delete(key, current.modRevision)
-        return {status: successStatus(details), code: 200, object: old}
+        return {status: successStatus(details), code: 200, object: old, deleted: true}
       } catch (error) {
         if (error instanceof ConflictError) continue
         if (error instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name)
@@ -559,7 +570,7 @@ export class ResourceRegistry {
     return this.declaration.specFinalizers ? (object.spec?.finalizers ?? []) : []
   }
 
-  async deleteCollection(namespace: string, params: ListParams, options: DeleteOptions): Promise<Status> {
+  async deleteCollection(namespace: string, params: ListParams, options: DeleteOptions): Promise<ReturnType<typeof successStatus>> {
     const listed = await this.list(namespace, {labelSelector: params.labelSelector, fieldSelector: params.fieldSelector})
     for (const object of listed.items) {
       try {
@@ -569,6 +580,13 @@ export class ResourceRegistry {
       }
     }
     return successStatus()
+  }
+}
+
+/** spec and status are Go structs, which Kubernetes always serialises: `{}` when empty. */
+function ensureTopLevelStructs(object: AnyObject, declaration: KindDeclaration): void {
+  for (const field of ['spec', 'status']) {
+    if (declaration.schema.fields[field]?.type === 'object' && (object[field] === undefined || object[field] === null)) object[field] = {}
   }
 }
 

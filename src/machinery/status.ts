@@ -84,9 +84,11 @@ export class ApiError extends Error {
   }
 }
 
-export function successStatus(details?: StatusDetails, code = 200): Status {
-  const status: Status = {kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code}
+/** A success Status. Kubernetes leaves `code` out of the ones its registries return for deletes. */
+export function successStatus(details?: StatusDetails, code?: number): Omit<Status, 'code'> & {code?: number} {
+  const status: Omit<Status, 'code'> & {code?: number} = {kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success'}
   if (details) status.details = details
+  if (code !== undefined) status.code = code
   return status
 }
 

@@ -341,7 +341,7 @@ export class FakeServer extends EventEmitter {
     }
     if (req.method === 'DELETE') {
       this.remove(namespace, name)
-      return this.sendStatus(res, successStatus({name, kind: 'configmaps', uid: current.metadata.uid}))
+      return this.sendStatus(res, {...successStatus({name, kind: 'configmaps', uid: current.metadata.uid}), code: 200})
     }
     return this.sendStatus(res, errors.methodNotAllowed().toStatus())
   }

@@ -14,7 +14,6 @@ import {
   setHeaderOptions,
   type KubernetesObject,
   type V1ConfigMap,
-  type V1Namespace,
   type V1Node,
   type V1StatefulSet,
 } from '@kubernetes/client-node'
@@ -358,6 +357,17 @@ describe('@kubernetes/client-node 1.x against orch', () => {
       await rejectsWith(core.readNamespacedConfigMap({name: 'cm-held', namespace: ns}), 404, 'NotFound')
     })
 
+    it('deleteNamespacedConfigMap with dryRun: All, as a query parameter or in the DeleteOptions body, deletes nothing', async () => {
+      await core.createNamespacedConfigMap({namespace: ns, body: configMap('cm-dryrun', {k: 'v'})})
+      const byQuery = await core.deleteNamespacedConfigMapWithHttpInfo({name: 'cm-dryrun', namespace: ns, dryRun: 'All'})
+      assert.equal(byQuery.httpStatusCode, 200)
+      assert.deepEqual((await core.readNamespacedConfigMap({name: 'cm-dryrun', namespace: ns})).data, {k: 'v'})
+      // kubectl delete --dry-run=server sends {"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]} as the body
+      const byBody = await core.deleteNamespacedConfigMapWithHttpInfo({name: 'cm-dryrun', namespace: ns, body: {dryRun: ['All']}})
+      assert.equal(byBody.httpStatusCode, 200)
+      assert.deepEqual((await core.readNamespacedConfigMap({name: 'cm-dryrun', namespace: ns})).data, {k: 'v'})
+    })
+
     it('a missing ConfigMap surfaces as an ApiException with code 404 and a NotFound Status', async () => {
       const status = await rejectsWith(core.readNamespacedConfigMap({name: 'cm-missing', namespace: ns}), 404, 'NotFound')
       assert.equal(status.message, 'configmaps "cm-missing" not found')
@@ -392,7 +402,7 @@ describe('@kubernetes/client-node 1.x against orch', () => {
     it('a Node created without spec reads back with spec: {} (as kube-apiserver serializes NodeSpec), so a JSON patch can add to /spec', async () => {
       await core.createNode({body: node('node-emptyspec')})
       const read = await core.readNode({name: 'node-emptyspec'})
-      assert.deepEqual(read.spec, {})
+      assert.deepEqual({...read.spec}, {})
       const patched = await core.patchNode({name: 'node-emptyspec', body: [{op: 'add', path: '/spec/unschedulable', value: true}]}, jsonPatch)
       assert.equal(patched.spec?.unschedulable, true)
     })
@@ -484,7 +494,7 @@ describe('@kubernetes/client-node 1.x against orch', () => {
       const read = await apps.readNamespacedStatefulSet({name: 'sts-read', namespace: ns})
       assert.equal(read.metadata?.uid, created.metadata?.uid)
       assert.equal(read.metadata?.resourceVersion, created.metadata?.resourceVersion)
-      assert.deepEqual(read.spec?.selector, {matchLabels: {app: 'sts-read'}})
+      assert.deepEqual(read.spec?.selector?.matchLabels, {app: 'sts-read'})
     })
 
     it('listNamespacedStatefulSet and listStatefulSetForAllNamespaces return StatefulSetLists; a labelSelector filters', async () => {
@@ -539,6 +549,27 @@ describe('@kubernetes/client-node 1.x against orch', () => {
       )
       assert.equal(patched.spec?.replicas, 0)
       assert.deepEqual(patched.metadata?.labels, {app: 'sts-mergepatch', extra: 'yes'})
+    })
+
+    it('the scale subresource reads and writes an autoscaling/v1 Scale (read, replace, merge patch)', async () => {
+      const created = await apps.createNamespacedStatefulSet({namespace: ns, body: statefulSet('sts-scale', 1)})
+      const scale = await apps.readNamespacedStatefulSetScale({name: 'sts-scale', namespace: ns})
+      assert.equal(scale.kind, 'Scale')
+      assert.equal(scale.apiVersion, 'autoscaling/v1')
+      assert.equal(scale.metadata?.name, 'sts-scale')
+      assert.equal(scale.metadata?.namespace, ns)
+      assert.equal(scale.metadata?.uid, created.metadata?.uid)
+      assert.equal(scale.spec?.replicas, 1)
+      assert.equal(scale.status?.replicas, 0)
+      assert.equal(scale.status?.selector, 'app=sts-scale')
+      const replaced = await apps.replaceNamespacedStatefulSetScale({name: 'sts-scale', namespace: ns, body: {...scale, spec: {replicas: 3}}})
+      assert.equal(replaced.kind, 'Scale')
+      assert.equal(replaced.spec?.replicas, 3)
+      // kubectl scale sends exactly this: a merge patch to .../statefulsets/<name>/scale
+      const patched = await apps.patchNamespacedStatefulSetScale({name: 'sts-scale', namespace: ns, body: {spec: {replicas: 4}}}, mergePatch)
+      assert.equal(patched.kind, 'Scale')
+      assert.equal(patched.spec?.replicas, 4)
+      assert.equal((await apps.readNamespacedStatefulSet({name: 'sts-scale', namespace: ns})).spec?.replicas, 4)
     })
 
     it('deleteNamespacedStatefulSet answers 200 with a Success Status; a read afterwards is 404', async () => {

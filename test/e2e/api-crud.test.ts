@@ -92,20 +92,26 @@ describe('API core: standard operations', () => {
     assertStatus(result, 404, 'NotFound')
   })
 
-  it('delete answers a Status with 200; the object is gone', async () => {
+  it('delete answers a success Status with 200 (no code, as Kubernetes); the object is gone', async () => {
     await api('POST', '/api/v1/namespaces/default/configmaps', cm('bye'))
     const deleted = await api('DELETE', '/api/v1/namespaces/default/configmaps/bye')
     assert.equal(deleted.status, 200)
     assert.equal(deleted.json.kind, 'Status')
     assert.equal(deleted.json.status, 'Success')
     assert.equal(deleted.json.details.name, 'bye')
+    assert.equal(deleted.json.code, undefined)
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/bye')).status, 404)
   })
 
-  it('an object with finalizers is only marked by delete (202); it goes when they are removed', async () => {
+  it('an object with finalizers is only marked by delete (200 with the marked object, as Kubernetes); it goes when they are removed', async () => {
     const created = (await api('POST', '/api/v1/namespaces/default/configmaps', cm('held', {k: 'v'}, {finalizers: ['example.com/hold']}))).json
     const deleted = await api('DELETE', '/api/v1/namespaces/default/configmaps/held')
-    assert.equal(deleted.status, 202)
+    assert.equal(deleted.status, 200)
+    assert.equal(deleted.json.kind, 'ConfigMap')
+    assert.ok(deleted.json.metadata.deletionTimestamp)
+    assert.equal(deleted.json.metadata.deletionGracePeriodSeconds, 0)
+    const cascading = await api('DELETE', '/api/v1/namespaces/default/configmaps/held?orphanDependents=false')
+    assert.equal(cascading.status, 202)
     const marked = (await api('GET', '/api/v1/namespaces/default/configmaps/held')).json
     assert.ok(marked.metadata.deletionTimestamp)
     assert.equal(marked.metadata.uid, created.metadata.uid)
@@ -143,6 +149,20 @@ describe('API core: standard operations', () => {
   it('malformed YAML is 400', async () => {
     const result = await api('POST', '/api/v1/namespaces/default/configmaps', 'metadata: [unclosed', {'Content-Type': 'application/yaml'})
     assertStatus(result, 400, 'BadRequest')
+  })
+
+  it('a body without apiVersion and kind takes them from the URL, as Kubernetes', async () => {
+    const created = await api('POST', '/api/v1/namespaces/default/configmaps', {metadata: {name: 'untyped'}, data: {a: 'b'}})
+    assert.equal(created.status, 201, created.text)
+    assert.equal(created.json.kind, 'ConfigMap')
+    assert.equal(created.json.apiVersion, 'v1')
+  })
+
+  it('dryRun in the DeleteOptions body deletes nothing', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('survivor'))
+    const result = await api('DELETE', '/api/v1/namespaces/default/configmaps/survivor', {kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All']})
+    assert.equal(result.status, 200)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/survivor')).status, 200)
   })
 
   it('a wrong apiVersion or kind for the path is 400', async () => {

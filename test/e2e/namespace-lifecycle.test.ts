@@ -42,7 +42,9 @@ describe('namespace lifecycle', () => {
       assert.equal(r.status, 201)
     }
     const deleted = await api('DELETE', '/api/v1/namespaces/doomed')
-    assert.equal(deleted.status, 202, deleted.text)
+    assert.equal(deleted.status, 200, deleted.text)
+    assert.equal(deleted.json.kind, 'Namespace')
+    assert.equal(deleted.json.status.phase, 'Terminating')
     const terminating = (await api('GET', '/api/v1/namespaces/doomed')).json
     if (terminating.kind === 'Namespace') {
       assert.equal(terminating.status.phase, 'Terminating')

@@ -209,6 +209,19 @@ function address(node: AnyObject, type: string): string {
 
 const unknownIfEmpty = (value: unknown) => (value ? String(value) : '<unknown>')
 
+const NODE_INFO_STRINGS = [
+  'machineID',
+  'systemUUID',
+  'bootID',
+  'kernelVersion',
+  'osImage',
+  'containerRuntimeVersion',
+  'agentVersion',
+  'orchProxyVersion',
+  'operatingSystem',
+  'architecture',
+]
+
 export const node: KindDeclaration = {
   group: '',
   version: 'v1',
@@ -241,6 +254,11 @@ export const node: KindDeclaration = {
     const status = object.status
     if (status && typeof status === 'object' && status.allocatable == null && status.capacity && typeof status.capacity === 'object') {
       status.allocatable = {...status.capacity}
+    }
+    // Kubernetes always serialises these non-pointer structs, with zero values
+    if (status && typeof status === 'object') {
+      status.daemonEndpoints ??= {agentEndpoint: {Port: 0}}
+      status.nodeInfo ??= Object.fromEntries(NODE_INFO_STRINGS.map((f) => [f, '']))
     }
   },
   columns: [

@@ -1,0 +1,50 @@
+// The scale subresource (autoscaling/v1 Scale) of kinds with spec.replicas, spec.selector and
+// status.replicas, as Kubernetes serves it for StatefulSets.
+import type {AnyObject} from '../api/types.js'
+import {labelSelectorFromObject} from '../machinery/labels.js'
+import {errors} from '../machinery/status.js'
+
+export const SCALE_API_VERSION = 'autoscaling/v1'
+
+export function toScale(object: AnyObject): AnyObject {
+  const meta = object.metadata ?? {}
+  let selector = ''
+  try {
+    selector = labelSelectorFromObject(object.spec?.selector).toString()
+  } catch {
+    selector = ''
+  }
+  return {
+    kind: 'Scale',
+    apiVersion: SCALE_API_VERSION,
+    metadata: {
+      name: meta.name,
+      namespace: meta.namespace,
+      uid: meta.uid,
+      resourceVersion: meta.resourceVersion,
+      creationTimestamp: meta.creationTimestamp,
+    },
+    spec: {replicas: object.spec?.replicas ?? 0},
+    status: {replicas: object.status?.replicas ?? 0, selector},
+  }
+}
+
+/** Checks a Scale body and returns the replicas it asks for. */
+export function replicasFromScale(scale: AnyObject, name: string): number {
+  if (scale.kind !== undefined && scale.kind !== 'Scale') {
+    throw errors.badRequest(`the kind in the data (${scale.kind}) does not match the expected kind (Scale)`)
+  }
+  if (scale.apiVersion !== undefined && scale.apiVersion !== SCALE_API_VERSION) {
+    throw errors.badRequest(`the API version in the data (${scale.apiVersion}) does not match the expected API version (${SCALE_API_VERSION})`)
+  }
+  if (scale.metadata?.name !== undefined && scale.metadata.name !== name) {
+    throw errors.badRequest(`the name of the object (${scale.metadata.name}) does not match the name on the URL (${name})`)
+  }
+  const replicas = scale.spec?.replicas ?? 0
+  if (!Number.isInteger(replicas) || replicas < 0) {
+    throw errors.invalid({group: 'autoscaling', kind: 'Scale'}, name, [
+      {type: 'FieldValueInvalid', field: 'spec.replicas', value: replicas, message: 'must be greater than or equal to 0'},
+    ])
+  }
+  return replicas
+}

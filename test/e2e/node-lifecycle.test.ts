@@ -1,0 +1,113 @@
+// The node lifecycle controller, run with a short grace period flag instead of waiting 50 s.
+import assert from 'node:assert/strict'
+import {after, before, describe, it} from 'node:test'
+import {call, openWatch, type HttpResult} from '../support/http.js'
+import {startOrchServer, type RunningOrch} from '../support/server.js'
+
+const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
+
+describe('node lifecycle controller', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  before(async () => {
+    server = await startOrchServer(['--node-monitor-grace-period', '1s'])
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+  })
+  after(async () => server.cleanup())
+
+  async function createNode(name: string, ready: 'True' | 'False'): Promise<any> {
+    const created = (await api('POST', '/api/v1/nodes', {apiVersion: 'v1', kind: 'Node', metadata: {name}})).json
+    const conditions = [
+      {type: 'Ready', status: ready, reason: ready === 'True' ? 'AgentReady' : 'AgentNotReady', message: '', lastHeartbeatTime: now(), lastTransitionTime: now()},
+      {type: 'MemoryPressure', status: 'False', reason: 'AgentHasSufficientMemory', message: '', lastHeartbeatTime: now(), lastTransitionTime: now()},
+    ]
+    const result = await api('PUT', `/api/v1/nodes/${name}/status`, {...created, status: {conditions}})
+    assert.equal(result.status, 200, result.text)
+    return result.json
+  }
+
+  /** Waits (by watching) until the node satisfies the predicate. */
+  async function waitForNode(name: string, predicate: (node: any) => boolean): Promise<any> {
+    const current = (await api('GET', `/api/v1/nodes/${name}`)).json
+    if (predicate(current)) return current
+    const stream = await openWatch(server.url, `/api/v1/nodes?watch=1&resourceVersion=${current.metadata.resourceVersion}&fieldSelector=metadata.name%3D${name}`)
+    try {
+      for (let n = 1; ; n++) {
+        const events = await stream.waitFor(n)
+        const node = events[n - 1].object
+        if (predicate(node)) return node
+      }
+    } finally {
+      stream.close()
+    }
+  }
+
+  async function waitForPodGone(namespace: string, name: string): Promise<void> {
+    const list = (await api('GET', `/api/v1/namespaces/${namespace}/pods`)).json
+    if (!list.items.some((p: any) => p.metadata.name === name)) return
+    const stream = await openWatch(server.url, `/api/v1/namespaces/${namespace}/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}&fieldSelector=metadata.name%3D${name}`)
+    try {
+      for (let n = 1; ; n++) {
+        const events = await stream.waitFor(n)
+        if (events[n - 1].type === 'DELETED') return
+      }
+    } finally {
+      stream.close()
+    }
+  }
+
+  const taintKeys = (node: any) => (node.spec?.taints ?? []).map((t: any) => `${t.key}:${t.effect}`)
+  const readyOf = (node: any) => node.status.conditions.find((c: any) => c.type === 'Ready')
+
+  it('no Lease renewal or status heartbeat for the grace period: Ready becomes Unknown (pressure conditions too) and node.orch.io/unreachable:NoExecute is added', async () => {
+    await createNode('silent', 'True')
+    const node = await waitForNode('silent', (n) => taintKeys(n).includes('node.orch.io/unreachable:NoExecute'))
+    assert.equal(readyOf(node).status, 'Unknown')
+    assert.equal(readyOf(node).reason, 'NodeStatusUnknown')
+    assert.equal(node.status.conditions.find((c: any) => c.type === 'MemoryPressure').status, 'Unknown')
+  })
+
+  it('healthy again removes the taints', async () => {
+    const node = (await api('GET', '/api/v1/nodes/silent')).json
+    const conditions = node.status.conditions.map((c: any) => (c.type === 'Ready' ? {...c, status: 'True', reason: 'AgentReady', lastHeartbeatTime: now(), lastTransitionTime: now()} : c))
+    await api('PUT', '/api/v1/nodes/silent/status', {...node, status: {...node.status, conditions}})
+    const healed = await waitForNode('silent', (n) => readyOf(n).status === 'True' && taintKeys(n).length === 0)
+    assert.deepEqual(taintKeys(healed), [])
+  })
+
+  it('Ready False past the grace period adds node.orch.io/not-ready:NoExecute', async () => {
+    await createNode('sick', 'False')
+    const node = await waitForNode('sick', (n) => taintKeys(n).includes('node.orch.io/not-ready:NoExecute'))
+    assert.ok(node.spec.taints.find((t: any) => t.key === 'node.orch.io/not-ready').timeAdded)
+  })
+
+  it('pods on a NoExecute-tainted node without a matching toleration are evicted; tolerationSeconds delays it; a toleration without seconds keeps the pod', async () => {
+    await createNode('doomed-node', 'True')
+    const pod = (name: string, tolerations?: any[]) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {name},
+      spec: {nodeName: 'doomed-node', containers: [{name: 'c', image: 'busybox'}], ...(tolerations ? {tolerations} : {})},
+    })
+    for (const p of [
+      pod('untolerated'),
+      pod('tolerates-briefly', [{key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1}]),
+      pod('tolerates-forever', [{key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute'}]),
+    ]) {
+      const r = await api('POST', '/api/v1/namespaces/default/pods', p)
+      assert.equal(r.status, 201, r.text)
+    }
+    await waitForNode('doomed-node', (n) => taintKeys(n).includes('node.orch.io/unreachable:NoExecute'))
+    await waitForPodGone('default', 'untolerated')
+    await waitForPodGone('default', 'tolerates-briefly')
+    assert.equal((await api('GET', '/api/v1/namespaces/default/pods/tolerates-forever')).status, 200)
+  })
+
+  it('unschedulable nodes show SchedulingDisabled in the Table STATUS column', async () => {
+    const node = (await api('GET', '/api/v1/nodes/silent')).json
+    await api('PUT', '/api/v1/nodes/silent', {...node, spec: {...node.spec, unschedulable: true}})
+    const table = (await api('GET', '/api/v1/nodes/silent', undefined, {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'})).json
+    const status = table.rows[0].cells[table.columnDefinitions.findIndex((c: any) => c.name === 'Status')]
+    assert.match(status, /SchedulingDisabled$/)
+  })
+})
