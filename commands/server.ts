@@ -31,6 +31,10 @@ export default class Server extends Command {
       description: `controllers to run in this process: a comma list, "*" for all, empty for none (known: ${CONTROLLER_NAMES.join(', ')})`,
       default: '*',
     }),
+    'node-monitor-grace-period': Flags.string({
+      description: 'how long a node may go without a Lease renewal or status heartbeat before it is marked Unknown',
+      default: '50s',
+    }),
     v: Flags.integer({description: 'log verbosity (0 = info only)', default: 0, min: 0}),
   }
 
@@ -39,8 +43,10 @@ export default class Server extends Command {
     let historyRetentionMs: number
     let gates: FeatureGates
     let controllers: ControllerName[]
+    let nodeMonitorGracePeriodMs: number
     try {
       controllers = parseControllers(flags.controllers)
+      nodeMonitorGracePeriodMs = parseDuration(flags['node-monitor-grace-period'])
       historyRetentionMs = parseDuration(flags['watch-history'])
       gates = parseFeatureGates(flags['feature-gates'])
     } catch (error) {
@@ -57,6 +63,7 @@ export default class Server extends Command {
         verbosity: flags.v,
         gates,
         controllers,
+        nodeMonitorGracePeriodMs,
       })
     } catch (error) {
       const message = error instanceof StoreUnavailableError ? error.message : `cannot start: ${(error as Error).message}`

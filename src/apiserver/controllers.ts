@@ -2,10 +2,16 @@
 // exactly as they would from another process.
 import {RestClient, type ClientConfig} from '../client/index.js'
 import {NamespaceController} from '../controllers/namespace.js'
+import {NodeLifecycleController} from '../controllers/nodelifecycle.js'
 import type {Logger} from '../machinery/log.js'
 
-export const CONTROLLER_NAMES = ['namespace'] as const
+export const CONTROLLER_NAMES = ['namespace', 'nodelifecycle'] as const
 export type ControllerName = (typeof CONTROLLER_NAMES)[number]
+
+export interface ControllerSettings {
+  /** --node-monitor-grace-period (default 50 s) */
+  nodeMonitorGracePeriodMs?: number
+}
 
 export interface RunningControllers {
   stop(): Promise<void>
@@ -30,11 +36,19 @@ export async function startControllers(
   config: Omit<ClientConfig, 'namespace'>,
   names: readonly ControllerName[],
   logger: Logger,
+  settings: ControllerSettings = {},
 ): Promise<RunningControllers> {
   const client = new RestClient({...config, namespace: 'default'}, {userAgent: 'orch-controller-manager'})
   const started: {stop(): Promise<void>}[] = []
   if (names.includes('namespace')) {
     const controller = new NamespaceController(client, logger.child({controller: 'namespace'}))
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('nodelifecycle')) {
+    const controller = new NodeLifecycleController(client, logger.child({controller: 'nodelifecycle'}), {
+      gracePeriodMs: settings.nodeMonitorGracePeriodMs,
+    })
     await controller.start()
     started.push(controller)
   }

@@ -18,6 +18,8 @@ export interface ServerConfig {
   gates: FeatureGates
   /** controllers to run in-process (default all) */
   controllers?: ControllerName[]
+  /** --node-monitor-grace-period */
+  nodeMonitorGracePeriodMs?: number
 }
 
 export function defaultDataDir(): string {
@@ -47,7 +49,9 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
   const url = `http://${host}:${address.port}`
   let controllers
   try {
-    controllers = await startControllers({server: url}, config.controllers ?? [...CONTROLLER_NAMES], logger)
+    controllers = await startControllers({server: url}, config.controllers ?? [...CONTROLLER_NAMES], logger, {
+      nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
+    })
   } catch (error) {
     await server.stop()
     throw error
