@@ -31,6 +31,10 @@ export default class Server extends Command {
       description: `controllers to run in this process: a comma list, "*" for all, empty for none (known: ${CONTROLLER_NAMES.join(', ')})`,
       default: '*',
     }),
+    'service-cluster-ip-range': Flags.string({
+      description: 'CIDR(s) of the default ServiceCIDR "orch" that Service cluster IPs come from (one per IP family, comma-separated)',
+      default: '10.96.0.0/12',
+    }),
     'node-monitor-grace-period': Flags.string({
       description: 'how long a node may go without a Lease renewal or status heartbeat before it is marked Unknown',
       default: '50s',
@@ -64,6 +68,7 @@ export default class Server extends Command {
         gates,
         controllers,
         nodeMonitorGracePeriodMs,
+        serviceClusterIPRange: flags['service-cluster-ip-range'].split(',').map((s) => s.trim()).filter(Boolean),
       })
     } catch (error) {
       const message = error instanceof StoreUnavailableError ? error.message : `cannot start: ${(error as Error).message}`

@@ -3,9 +3,11 @@
 import {RestClient, type ClientConfig} from '../client/index.js'
 import {NamespaceController} from '../controllers/namespace.js'
 import {NodeLifecycleController} from '../controllers/nodelifecycle.js'
+import {ServiceCIDRController} from '../controllers/servicecidr.js'
+import {StorageMigrationController} from '../controllers/storagemigration.js'
 import type {Logger} from '../machinery/log.js'
 
-export const CONTROLLER_NAMES = ['namespace', 'nodelifecycle'] as const
+export const CONTROLLER_NAMES = ['namespace', 'nodelifecycle', 'servicecidr', 'storageversionmigration'] as const
 export type ControllerName = (typeof CONTROLLER_NAMES)[number]
 
 export interface ControllerSettings {
@@ -49,6 +51,16 @@ export async function startControllers(
     const controller = new NodeLifecycleController(client, logger.child({controller: 'nodelifecycle'}), {
       gracePeriodMs: settings.nodeMonitorGracePeriodMs,
     })
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('servicecidr')) {
+    const controller = new ServiceCIDRController(client, logger.child({controller: 'servicecidr'}))
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('storageversionmigration')) {
+    const controller = new StorageMigrationController(client, logger.child({controller: 'storageversionmigration'}))
     await controller.start()
     started.push(controller)
   }

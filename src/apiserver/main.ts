@@ -20,6 +20,8 @@ export interface ServerConfig {
   controllers?: ControllerName[]
   /** --node-monitor-grace-period */
   nodeMonitorGracePeriodMs?: number
+  /** --service-cluster-ip-range, split on commas */
+  serviceClusterIPRange?: string[]
 }
 
 export function defaultDataDir(): string {
@@ -37,7 +39,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
   const started = Date.now()
   const store = await openStore({backend: config.storage, dataDir: config.dataDir, etcdServers: config.etcdServers})
   logger.info('store opened', {backend: store.backend, ...(store.backend === 'sqlite' ? {dataDir: config.dataDir} : {etcd: config.etcdServers.join(',')})})
-  const server = new ApiServer({store, address: config.address, port: config.port, logger, historyRetentionMs: config.historyRetentionMs, gates: config.gates})
+  const server = new ApiServer({store, address: config.address, port: config.port, logger, historyRetentionMs: config.historyRetentionMs, gates: config.gates, serviceClusterIPRange: config.serviceClusterIPRange})
   let address
   try {
     address = await server.start()

@@ -92,7 +92,18 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
 }
 
+/** Kind-specific work around writes that needs other resources (e.g. a Service's cluster IP). */
+export interface RegistryHooks {
+  /** before a create is stored; returns an undo for when the store refuses it */
+  beforeCreate?(object: AnyObject, options: {dryRun?: boolean}): Promise<(() => Promise<void>) | void>
+  /** before an update is stored (old is the stored object) */
+  beforeUpdate?(object: AnyObject, old: AnyObject): void
+  /** after the object is gone from the store */
+  afterDelete?(object: AnyObject): Promise<void>
+}
+
 export class ResourceRegistry {
+  hooks: RegistryHooks = {}
   readonly groupResource: GroupResource
   readonly cache: WatchCache<AnyObject>
   readonly apiVersion: string
@@ -286,12 +297,17 @@ export class ResourceRegistry {
     for (let attempt = 0; ; attempt++) {
       if (generated) meta.name = `${meta.generateName}${generateNameSuffix()}`
       const prepared = await this.prepareCreate(object, options)
-      if (options.dryRun) return prepared
+      const undo = await this.hooks.beforeCreate?.(prepared, options)
+      if (options.dryRun) {
+        await undo?.()
+        return prepared
+      }
       try {
         const revision = await this.deps.store.create(this.key(namespace, prepared.metadata!.name), encodeStored(prepared))
         prepared.metadata!.resourceVersion = String(revision)
         return prepared
       } catch (error) {
+        await undo?.()
         if (error instanceof KeyExistsError) {
           if (generated && attempt + 1 < GENERATE_NAME_ATTEMPTS) continue
           throw errors.alreadyExists(this.groupResource, prepared.metadata!.name)
@@ -432,6 +448,7 @@ export class ResourceRegistry {
     ensureTopLevelStructs(object, declaration)
     declaration.defaults?.(object)
     if (!subresource) declaration.prepareForUpdate?.(object, old, options.context)
+    this.hooks.beforeUpdate?.(object, old)
     const generationFields = declaration.generationFields ?? ['spec']
     if (generationFields.length > 0) {
       const changed = generationFields.some((f) => !sameJson(object[f], old[f]))
@@ -469,6 +486,7 @@ export class ResourceRegistry {
       if (finishesDeletion) {
         const {revision} = await this.deps.store.delete(key, current.modRevision)
         next.metadata!.resourceVersion = String(revision)
+        await this.hooks.afterDelete?.(next)
         return next
       }
       const revision = await this.deps.store.update(key, encodeStored(next), current.modRevision)
@@ -556,6 +574,7 @@ export class ResourceRegistry {
       if (options.dryRun) return {status: successStatus(details), code: 200, object: old, deleted: true}
       try {
         await this.deps.store.delete(key, current.modRevision)
+        await this.hooks.afterDelete?.(old)
         return {status: successStatus(details), code: 200, object: old, deleted: true}
       } catch (error) {
         if (error instanceof ConflictError) continue

@@ -10,6 +10,7 @@ import {Catalog} from './catalog.js'
 import {ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry, timestamp} from './registry.js'
 import {resolveRequestInfo} from './requestinfo.js'
+import {ServiceIPAllocator} from './service-ips.js'
 import {NonResourceHandler} from './nonresource.js'
 
 export interface ApiServerOptions {
@@ -27,9 +28,14 @@ export interface ApiServerOptions {
   gates?: Record<string, boolean>
   /** the clock (tests move it) */
   now?: () => Date
+  /** CIDRs of the default ServiceCIDR `orch` (--service-cluster-ip-range, default 10.96.0.0/12) */
+  serviceClusterIPRange?: string[]
 }
 
 /** Namespaces that exist from the first start, as Kubernetes' kube-system/kube-public/kube-node-lease/default. */
+/** the ServiceCIDR made from --service-cluster-ip-range */
+export const DEFAULT_SERVICE_CIDR = 'orch'
+
 export const SYSTEM_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease']
 
 export interface Readiness {
@@ -77,6 +83,11 @@ export class ApiServer {
         }),
       )
     }
+    this.registry('', 'services').hooks = new ServiceIPAllocator(
+      this.registry('networking.orch.io', 'servicecidrs'),
+      this.registry('networking.orch.io', 'ipaddresses'),
+      this.now,
+    ).hooks()
     this.resources = new ResourceHandler({catalog: this.catalog, registries: this.registries, gates, now: this.now, metaGroup: 'meta.orch.io'})
     this.nonResources = new NonResourceHandler(this.catalog)
     this.readiness.push({name: 'storage', ready: () => this.listening})
@@ -99,16 +110,24 @@ export class ApiServer {
     }
   }
 
-  /** Creates the system namespaces on first start. */
+  /** Creates the system namespaces and the default ServiceCIDR on first start. */
   private async bootstrap(): Promise<void> {
-    const namespaces = this.registry('', 'namespaces')
-    for (const name of SYSTEM_NAMESPACES) {
+    const createIfAbsent = async (registry: ResourceRegistry, object: AnyObject) => {
       try {
-        await namespaces.create('', {apiVersion: 'v1', kind: 'Namespace', metadata: {name}}, {context: {now: this.now()}})
+        await registry.create('', object, {context: {now: this.now()}})
       } catch (error) {
         if ((error as {reason?: string}).reason !== 'AlreadyExists') throw error
       }
     }
+    for (const name of SYSTEM_NAMESPACES) {
+      await createIfAbsent(this.registry('', 'namespaces'), {apiVersion: 'v1', kind: 'Namespace', metadata: {name}})
+    }
+    await createIfAbsent(this.registry('networking.orch.io', 'servicecidrs'), {
+      apiVersion: 'networking.orch.io/v1',
+      kind: 'ServiceCIDR',
+      metadata: {name: DEFAULT_SERVICE_CIDR},
+      spec: {cidrs: this.options.serviceClusterIPRange ?? ['10.96.0.0/12']},
+    })
   }
 
   /** Something /readyz waits for (e.g. a watch cache that is not synced yet). */

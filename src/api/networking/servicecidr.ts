@@ -3,6 +3,8 @@ import {ageColumn} from '../columns.js'
 import {conditionList, objectMeta} from '../meta.js'
 import type {KindDeclaration} from '../types.js'
 
+export const SERVICE_CIDR_FINALIZER = 'networking.orch.io/service-cidr-finalizer'
+
 export const serviceCIDR: KindDeclaration = {
   group: 'networking.orch.io',
   version: 'v1',
@@ -13,6 +15,12 @@ export const serviceCIDR: KindDeclaration = {
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
   subresources: [{name: 'status', verbs: ['get', 'patch', 'update'], writes: 'status'}],
   hasStatus: true,
+  prepareForCreate(object) {
+    // IPs allocated from the range hold its deletion until they are released
+    const finalizers: string[] = object.metadata!.finalizers ?? []
+    if (!finalizers.includes(SERVICE_CIDR_FINALIZER)) object.metadata!.finalizers = [...finalizers, SERVICE_CIDR_FINALIZER]
+    object.status = {}
+  },
   generationFields: [],
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
