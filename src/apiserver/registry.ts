@@ -16,6 +16,7 @@ import {
   WatchCache,
 } from '../storage/index.js'
 import {compileSelectors, type Selectors} from './selectors.js'
+import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
 
 export interface ListParams {
   labelSelector?: string
@@ -104,6 +105,8 @@ export interface RegistryHooks {
 
 export class ResourceRegistry {
   hooks: RegistryHooks = {}
+  /** the kind's validation rules (src/apiserver/validation) */
+  private readonly kindValidator: KindValidator | undefined
   readonly groupResource: GroupResource
   readonly cache: WatchCache<AnyObject>
   readonly apiVersion: string
@@ -115,6 +118,7 @@ export class ResourceRegistry {
   ) {
     this.groupResource = {group: declaration.group, resource: declaration.resource}
     this.apiVersion = apiVersionOf(declaration)
+    this.kindValidator = kindValidators.get(kindValidatorKey(declaration.group, declaration.kind))
     this.rootPrefix = `/registry/${declaration.group || 'core'}/${declaration.resource}/`
     this.cache = new WatchCache<AnyObject>(deps.store, this.rootPrefix, {
       decode: decodeStored,
@@ -336,6 +340,7 @@ export class ResourceRegistry {
     const causes = [
       ...validateObjectMeta(object, this.declaration, {creating: true}),
       ...(this.declaration.validateCreate?.(object, options.context) ?? []),
+      ...(this.kindValidator?.create?.(object, options.context) ?? []),
     ]
     if (causes.length > 0) throw this.invalid(meta.name ?? meta.generateName ?? '', causes)
     if (this.declaration.namespaced) await this.checkNamespace(meta.namespace, 'create')
@@ -456,11 +461,13 @@ export class ResourceRegistry {
     } else if (oldMeta.generation !== undefined) {
       meta.generation = oldMeta.generation
     }
+    const context = {...options.context, subresource: subresource || undefined}
     const causes = [
       ...validateObjectMeta(object, declaration, {creating: false, old}),
       ...(subresource && subresource !== 'status' && subresource !== 'finalize'
-        ? declaration.validateSubresourceUpdate?.(subresource, object, old, options.context) ?? []
-        : declaration.validateUpdate?.(object, old, options.context) ?? []),
+        ? declaration.validateSubresourceUpdate?.(subresource, object, old, context) ?? []
+        : declaration.validateUpdate?.(object, old, context) ?? []),
+      ...(this.kindValidator?.update?.(object, old, context) ?? []),
     ]
     if (causes.length > 0) throw this.invalid(oldMeta.name, causes)
     return object

@@ -1,0 +1,31 @@
+// The kind validators of this directory, by `<group>/<Kind>` ('' for the core group: `/ConfigMap`,
+// `apps/StatefulSet`). The registry runs a kind's validator after the declaration's own
+// validateCreate / validateUpdate. Update validators receive the request context: with
+// `context.subresource` set they check what that subresource may write (or nothing).
+import {configMapValidator} from './configmap.js'
+import type {KindValidator} from './common.js'
+import {leaseValidator} from './lease.js'
+import {namespaceValidator} from './namespace.js'
+import {nodeValidator} from './node.js'
+import {podValidator} from './pod.js'
+import {serviceCIDRValidator} from './servicecidr.js'
+import {statefulSetValidator} from './statefulset.js'
+import {storageVersionMigrationValidator} from './storageversionmigration.js'
+
+export type {KindValidator}
+
+/** The map key of a kind: `<group>/<Kind>`. */
+export function kindValidatorKey(group: string, kind: string): string {
+  return `${group}/${kind}`
+}
+
+export const kindValidators: Map<string, KindValidator> = new Map([
+  ['/ConfigMap', configMapValidator],
+  ['/Namespace', namespaceValidator],
+  ['/Node', nodeValidator],
+  ['/Pod', podValidator],
+  ['apps/StatefulSet', statefulSetValidator],
+  ['coordination.orch.io/Lease', leaseValidator],
+  ['networking.orch.io/ServiceCIDR', serviceCIDRValidator],
+  ['storagemigration.orch.io/StorageVersionMigration', storageVersionMigrationValidator],
+])
