@@ -170,7 +170,7 @@ export function formatQuantity(q: Pick<Quantity, 'nanos' | 'format'>): string {
     const [amount, times] = removeFactors(q.nanos / NANO, 1024n)
     const exponent = Math.min(times, 6)
     const scaled = amount * 1024n ** BigInt(times - exponent)
-    return `${scaled}${binarySuffixOf.get(exponent * 10)}`
+    return `${scaled}${binarySuffixOf.get(exponent * 10) ?? ''}`
   }
   let [mantissa, exponent] = removeFactors(q.nanos, 10n)
   exponent -= 9
