@@ -29,8 +29,7 @@ export interface ObjectSchema {
   type: 'object'
   /** the Go type name, used for OpenAPI definitions and protobuf message names */
   name: string
-  /** fields by JSON name. A field named '' is an embedded struct (Go `json:",inline"`): its fields
-   *  appear in this object's JSON, while protobuf keeps it as a nested message under its number. */
+  /** fields by JSON name (an embedded Go struct's fields included, each marked with `embeddedIn`) */
   fields: Record<string, Field>
   /** x-kubernetes-map-type: atomic structs are replaced whole by apply and strategic merge */
   structType?: 'atomic' | 'granular'
@@ -56,9 +55,18 @@ export type Field = Schema & {
   description?: string
   /** a field of an embedded Go struct (ProbeHandler in Probe, VolumeSource in Volume): JSON shows it
    *  flat in this object; protobuf puts it in the nested message at embeddedIn.proto */
-  embeddedIn?: {proto: number; name: string}
+  embeddedIn?: EmbeddedIn
   /** the field's own strategic-merge strategy (for maps or structs: retainKeys) */
   patchStrategy?: 'merge' | 'retainKeys' | 'merge,retainKeys' | 'replace'
+}
+
+/** Where an embedded Go struct sits in protobuf: its field number in the parent and its message name.
+ *  `inner` is set when that struct embeds in turn the one holding the field (NamedRuleWithOperations
+ *  embeds RuleWithOperations at 2, which embeds Rule at 2): the next step inward, inside `name`. */
+export interface EmbeddedIn {
+  proto: number
+  name: string
+  inner?: EmbeddedIn
 }
 
 // ---------- behaviour ----------

@@ -88,12 +88,15 @@ describe('declarations of networking, storagemigration, certificates, admissionr
   it('gives every field of every object schema a distinct positive protobuf number', () => {
     for (const d of all) {
       for (const {path, schema} of objectSchemas(d.schema, d.kind)) {
-        const numbers = new Map<number, string>()
+        // a field of an embedded struct is numbered inside that struct's message: key it by the embedding chain
+        const numbers = new Map<string, string>()
         for (const [name, field] of Object.entries(schema.fields)) {
           assert.ok(Number.isInteger(field.proto) && field.proto > 0, `${path}.${name}: proto ${field.proto}`)
-          const other = numbers.get(field.proto)
-          assert.equal(other, undefined, `${path} (${schema.name}): ${name} and ${other} share proto ${field.proto}`)
-          numbers.set(field.proto, name)
+          let key = `${field.proto}`
+          for (let e = field.embeddedIn; e; e = e.inner) key = `${key}@${e.proto}`
+          const other = numbers.get(key)
+          assert.equal(other, undefined, `${path} (${schema.name}): ${name} and ${other} share proto ${key}`)
+          numbers.set(key, name)
         }
       }
     }

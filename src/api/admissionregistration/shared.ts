@@ -2,9 +2,8 @@
 // field numbers of admissionregistration/v1 generated.proto (v1beta1 uses the same messages and numbers).
 //
 // Go-embedded structs: NamedRuleWithOperations embeds RuleWithOperations, which embeds Rule. In JSON their
-// fields sit inline in the outer object; in protobuf each is a nested message (field 2). They are written
-// here as a field whose JSON name is '' (Go's `json:""`), holding the embedded struct: its fields belong
-// to the enclosing JSON object, its proto number to the enclosing message.
+// fields sit inline in the outer object; in protobuf each is a nested message (field 2). Their fields are
+// flattened here into the embedding struct, marked `embeddedIn` (see inline()).
 import {labelSelector} from '../meta.js'
 import type {ArraySchema, Field, ObjectSchema, TableColumn} from '../types.js'
 
@@ -42,6 +41,17 @@ export const webhookClientConfig: ObjectSchema = {
   },
 }
 
+/** The fields of `struct`, embedded (Go `json:",inline"`) at `proto` of the struct that spreads them: each
+ *  marked embeddedIn that message, fields already embedded inside `struct` one step further in. */
+function inline(proto: number, struct: ObjectSchema): Record<string, Field> {
+  const out: Record<string, Field> = {}
+  for (const [name, field] of Object.entries(struct.fields)) {
+    const within = field.embeddedIn
+    out[name] = {...field, embeddedIn: within ? {proto, name: struct.name, inner: within} : {proto, name: struct.name}}
+  }
+  return out
+}
+
 export const rule: ObjectSchema = {
   type: 'object',
   name: 'Rule',
@@ -59,7 +69,7 @@ export const ruleWithOperations: ObjectSchema = {
   name: 'RuleWithOperations',
   fields: {
     operations: {type: 'array', items: {type: 'string', enum: operations}, proto: 1, listType: 'atomic', required: true},
-    '': {...rule, proto: 2},
+    ...inline(2, rule),
   },
 }
 
@@ -70,7 +80,7 @@ export const namedRuleWithOperations: ObjectSchema = {
   structType: 'atomic',
   fields: {
     resourceNames: atomicStrings(1),
-    '': {...ruleWithOperations, proto: 2},
+    ...inline(2, ruleWithOperations),
   },
 }
 
