@@ -1,9 +1,11 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
-import type {AnyObject, KindDeclaration, RequestContext, Verb} from '../api/types.js'
+import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
-import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, warningHeader} from '../machinery/field-validation.js'
+import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
+import {strategicMergePatch} from '../machinery/strategic.js'
+import {applyPatch} from './apply.js'
 import {ApiError, errors} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
 import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
@@ -16,6 +18,9 @@ import {serveWatch} from './watch.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
 export const MERGE_PATCH = 'application/merge-patch+json'
+export const STRATEGIC_PATCH = 'application/strategic-merge-patch+json'
+export const APPLY_YAML = 'application/apply-patch+yaml'
+export const APPLY_CBOR = 'application/apply-patch+cbor'
 
 export interface HandlerOptions {
   catalog: Catalog
@@ -57,6 +62,17 @@ function dryRunParam(query: URLSearchParams): boolean {
   return values.length > 0
 }
 
+/** The field manager of a write: ?fieldManager, else the User-Agent's product (as Kubernetes). */
+function fieldManagerOf(query: URLSearchParams, request: IncomingMessage): string {
+  const given = query.get('fieldManager')
+  if (given !== null) {
+    if (given.length > 128) throw errors.badRequest(`fieldManager: Too long: may not be more than 128 bytes`)
+    return given
+  }
+  const agent = String(request.headers['user-agent'] ?? '').split('/')[0].trim()
+  return (agent || 'unknown').slice(0, 128)
+}
+
 function fieldValidationParam(query: URLSearchParams): FieldValidation {
   const value = query.get('fieldValidation') ?? 'Warn'
   if (value === 'Strict' || value === 'Warn' || value === 'Ignore') return value
@@ -75,7 +91,10 @@ export class ResourceHandler {
     const decoders = new Map<string, Serializer>([
       [JSON_PATCH, jsonSerializer],
       [MERGE_PATCH, jsonSerializer],
+      [STRATEGIC_PATCH, jsonSerializer],
+      [APPLY_YAML, yamlSerializer],
     ])
+    if (this.options.gates['CBORServingAndStorage']) decoders.set(APPLY_CBOR, cborSerializer)
     for (const [type, serializer] of this.extraPatchTypes) decoders.set(type, serializer)
     return decoders
   }
@@ -121,11 +140,12 @@ export class ResourceHandler {
     return {...negotiated, serializer: this.serializers.byMediaType(negotiated.mediaType)!}
   }
 
-  private context(info: ResourceRequest): RequestContext {
-    return {namespace: info.namespace || undefined, subresource: info.subresource || undefined, now: this.options.now(), gates: this.options.gates}
+  private context(info: ResourceRequest, user: UserInfo | undefined): RequestContext {
+    return {user, namespace: info.namespace || undefined, subresource: info.subresource || undefined, now: this.options.now(), gates: this.options.gates}
   }
 
-  async handle(request: IncomingMessage, response: ServerResponse, info: ResourceRequest, query: URLSearchParams): Promise<void> {
+  /** Serves a resource request; `user` is who it is from (authenticated), handed to the registry in the context. */
+  async handle(request: IncomingMessage, response: ServerResponse, info: ResourceRequest, query: URLSearchParams, user?: UserInfo): Promise<void> {
     const {declaration, registry} = this.resolve(info)
     const verb = info.verb as Verb
     const pretty = boolParam(query, 'pretty') ?? false
@@ -187,7 +207,8 @@ export class ResourceHandler {
         headers: warningHeaders(),
       })
     const dryRun = dryRunParam(query)
-    const context = this.context(info)
+    const fieldManager = fieldManagerOf(query, request)
+    const context = this.context(info, user)
     const validation = fieldValidationParam(query)
     const warnings: string[] = []
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
@@ -195,8 +216,14 @@ export class ResourceHandler {
       const raw = await readBody(request)
       const decoded = decodeBody(raw, contentType, serializers)
       const isObject = typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)
-      // unknown fields are dropped whatever the mode, as decoding into a typed object does
-      const unknown = isObject ? pruneUnknownFields(decoded, declaration.schema) : []
+      // unknown fields are dropped whatever the mode, as decoding into a typed object does; a patch
+      // keeps its $-directives and is only checked
+      const isPatch = request.method === 'PATCH'
+      const unknown = !isObject
+        ? []
+        : isPatch
+          ? unknownFields(decoded, declaration.schema).filter((path) => !/(^|\.)\$/.test(path))
+          : pruneUnknownFields(decoded, declaration.schema)
       if (validation !== 'Ignore') {
         const duplicates = mediaTypeOf(contentType) === JSON_TYPE || !contentType ? duplicateJsonFields(raw.toString('utf8')) : []
         const problems = fieldProblems(unknown, duplicates)
@@ -211,7 +238,7 @@ export class ResourceHandler {
       // POSTs to subresources (pods/binding, pods/eviction) are served by their own handlers
       if (info.subresource) throw errors.methodNotAllowed()
       const body = assertBodyObject(await decodeChecked())
-      const created = await registry.create(info.namespace, body, {dryRun, context})
+      const created = await registry.create(info.namespace, body, {dryRun, context, fieldManager})
       return reply(201, created)
     }
     if (info.subresource === 'scale' && (verb === 'update' || verb === 'patch')) {
@@ -219,7 +246,7 @@ export class ResourceHandler {
     }
     if (verb === 'update') {
       const body = assertBodyObject(await decodeChecked())
-      const {object, created} = await registry.update(info.namespace, info.name, body, {dryRun, context, subresource: info.subresource})
+      const {object, created} = await registry.update(info.namespace, info.name, body, {dryRun, context, fieldManager, subresource: info.subresource})
       return reply(created ? 201 : 200, object)
     }
     if (verb === 'patch') {
@@ -235,7 +262,17 @@ export class ResourceHandler {
         const {object, created} = await applier({registry, info, patch, query, dryRun, context})
         return reply(created ? 201 : 200, object)
       }
-      const object = await this.patch(registry, info, contentType, patch, {dryRun, context})
+      if (contentType === APPLY_YAML || contentType === APPLY_CBOR) {
+        const {object, created} = await applyPatch(registry, info, patch, {
+          dryRun,
+          context,
+          fieldManager: query.get('fieldManager') ?? '',
+          force: boolParam(query, 'force') ?? false,
+        })
+        return reply(created ? 201 : 200, object)
+      }
+      if (query.has('force')) throw errors.badRequest('force may only be used with apply patches (application/apply-patch+yaml)')
+      const object = await this.patch(registry, info, contentType, patch, {dryRun, context, fieldManager})
       return reply(200, object)
     }
     if (verb === 'delete' || verb === 'deletecollection') {
@@ -316,9 +353,9 @@ export class ResourceHandler {
     info: ResourceRequest,
     contentType: string,
     patch: unknown,
-    options: {dryRun: boolean; context: RequestContext},
+    options: {dryRun: boolean; context: RequestContext; fieldManager?: string},
   ): Promise<AnyObject> {
-    if (contentType === MERGE_PATCH && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) {
+    if ((contentType === MERGE_PATCH || contentType === STRATEGIC_PATCH) && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) {
       throw errors.badRequest('the merge patch must be a JSON object')
     }
     let precondition: string | undefined
@@ -327,7 +364,11 @@ export class ResourceHandler {
       info.name,
       (current) => {
         const patched = assertBodyObject(
-          contentType === JSON_PATCH ? applyJsonPatch(current, patch) : applyMergePatch(current, patch),
+          contentType === JSON_PATCH
+            ? applyJsonPatch(current, patch)
+            : contentType === STRATEGIC_PATCH
+              ? strategicMergePatch(current, patch, registry.declaration.schema)
+              : applyMergePatch(current, patch),
         )
         // a resourceVersion the patch sets is a precondition, as in Kubernetes
         const patchedRv = patched.metadata?.resourceVersion

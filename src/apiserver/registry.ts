@@ -1,6 +1,7 @@
 // The generic registry: every kind is stored, read, listed and written by this one piece of code,
 // driven by the kind's declaration (src/api). Kind-specific behaviour lives in the declarations.
 import {randomUUID} from 'node:crypto'
+import {isDeepStrictEqual} from 'node:util'
 import type {AnyObject, FieldError, KindDeclaration, RequestContext} from '../api/types.js'
 import {apiVersionOf} from '../api/types.js'
 import {errors, type GroupResource, successStatus} from '../machinery/status.js'
@@ -15,6 +16,7 @@ import {
   type Store,
   WatchCache,
 } from '../storage/index.js'
+import {resetFields, updateManagedFields} from '../machinery/managed-fields.js'
 import {compileSelectors, type Selectors} from './selectors.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
 
@@ -30,6 +32,10 @@ export interface ListParams {
 export interface WriteOptions {
   dryRun?: boolean
   context: RequestContext
+  /** the field manager of an ordinary write: its changes are recorded in managedFields */
+  fieldManager?: string
+  /** managedFields are already computed (server-side apply) */
+  managedFieldsDone?: boolean
 }
 
 export interface DeleteOptions {
@@ -83,6 +89,11 @@ function decodeStored(kv: KeyValue): AnyObject {
 function encodeStored(object: AnyObject): Buffer {
   const {resourceVersion: _rv, selfLink: _sl, ...metadata} = object.metadata ?? {}
   return Buffer.from(JSON.stringify({...object, metadata}))
+}
+
+function withoutVersion(object: AnyObject): AnyObject {
+  const {resourceVersion: _rv, ...metadata} = object.metadata ?? {}
+  return {...object, metadata}
 }
 
 function clone<T>(value: T): T {
@@ -337,6 +348,7 @@ export class ResourceRegistry {
     ensureTopLevelStructs(object, this.declaration)
     this.declaration.defaults?.(object)
     this.declaration.prepareForCreate?.(object, options.context)
+    this.recordManagedFields(undefined, object, options, '')
     const causes = [
       ...validateObjectMeta(object, this.declaration, {creating: true}),
       ...(this.declaration.validateCreate?.(object, options.context) ?? []),
@@ -461,6 +473,7 @@ export class ResourceRegistry {
     } else if (oldMeta.generation !== undefined) {
       meta.generation = oldMeta.generation
     }
+    this.recordManagedFields(old, object, options, subresource)
     const context = {...options.context, subresource: subresource || undefined}
     const causes = [
       ...validateObjectMeta(object, declaration, {creating: false, old}),
@@ -473,6 +486,20 @@ export class ResourceRegistry {
     return object
   }
 
+  /** An ordinary write's manager owns the fields it changed (Kubernetes' Update operation). */
+  private recordManagedFields(old: AnyObject | undefined, object: AnyObject, options: WriteOptions, subresource: string): void {
+    if (options.managedFieldsDone || !options.fieldManager) return
+    if (old) object.metadata!.managedFields ??= old.metadata?.managedFields
+    const result = updateManagedFields(old, object, this.declaration.schema, options.fieldManager, {
+      now: options.context.now,
+      apiVersion: this.apiVersion,
+      subresource: subresource || undefined,
+      ignoredFields: resetFields(this.declaration, subresource || undefined) as string[][],
+    })
+    if (result.object.metadata?.managedFields) object.metadata!.managedFields = result.object.metadata.managedFields
+    else delete object.metadata!.managedFields
+  }
+
   /** Writes next over current (compare-and-swap). Returns 'conflict' when someone wrote first.
    *  Removing the last finalizer of an object being deleted deletes it. */
   async commitUpdate(
@@ -482,7 +509,8 @@ export class ResourceRegistry {
     next: AnyObject,
     options: {dryRun?: boolean},
   ): Promise<AnyObject | 'conflict'> {
-    const unchanged = encodeStored(next).equals(encodeStored(old))
+    // key order does not count: an update that changes no value writes nothing
+    const unchanged = isDeepStrictEqual(withoutVersion(next), withoutVersion(old))
     if (unchanged) return old
     const finishesDeletion =
       next.metadata?.deletionTimestamp &&

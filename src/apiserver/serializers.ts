@@ -2,6 +2,7 @@
 import * as yaml from 'js-yaml'
 import type {AnyObject, KindDeclaration} from '../api/types.js'
 import {CborError, decodeCbor, encodeCbor} from '../machinery/cbor.js'
+import {decodeObject, encodeObject, frameWatchEvent, ProtobufError} from '../machinery/protobuf.js'
 import {errors} from '../machinery/status.js'
 
 export interface Serializer {
@@ -70,7 +71,25 @@ export interface SerializerSet {
 }
 
 export function serializerSet(gates: Record<string, boolean>, extra: Serializer[] = []): SerializerSet {
-  const all = [jsonSerializer, yamlSerializer, ...extra]
+  const all = [jsonSerializer, yamlSerializer, protobufSerializer, ...extra]
   if (gates['CBORServingAndStorage']) all.push(cborSerializer)
   return {all, byMediaType: (type) => all.find((s) => s.mediaType === type)}
+}
+
+export const PROTOBUF_TYPE = 'application/vnd.orch.protobuf'
+
+/** Kubernetes' protobuf: magic + runtime.Unknown; watch streams are length-prefixed WatchEvents. */
+export const protobufSerializer: Serializer = {
+  mediaType: PROTOBUF_TYPE,
+  streamMediaType: `${PROTOBUF_TYPE};stream=watch`,
+  encode: (value, declaration) => Buffer.from(encodeObject(declaration, value as AnyObject)),
+  decode(body, declaration) {
+    try {
+      return decodeObject(declaration, body)
+    } catch (error) {
+      if (error instanceof ProtobufError) throw errors.badRequest(`error decoding protobuf: ${error.message}`)
+      throw error
+    }
+  },
+  frame: (event, declaration) => Buffer.from(frameWatchEvent(declaration, event as {type: 'ADDED'; object: AnyObject})),
 }

@@ -1,0 +1,114 @@
+// Strategic merge patch and server-side apply over HTTP, driven by the declarations.
+import assert from 'node:assert/strict'
+import {after, before, describe, it} from 'node:test'
+import {call, type HttpResult} from '../support/http.js'
+import {startOrchServer, type RunningOrch} from '../support/server.js'
+
+const SMP = {'Content-Type': 'application/strategic-merge-patch+json'}
+const APPLY = {'Content-Type': 'application/apply-patch+yaml'}
+
+const sts = (name: string, replicas: number, image = 'nginx:1') => ({
+  apiVersion: 'apps/v1',
+  kind: 'StatefulSet',
+  metadata: {name},
+  spec: {
+    replicas,
+    serviceName: name,
+    selector: {matchLabels: {app: name}},
+    template: {metadata: {labels: {app: name}}, spec: {containers: [{name: 'web', image}, {name: 'sidecar', image: 'busybox'}]}},
+  },
+})
+
+describe('patches and server-side apply', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  const STS = '/apis/apps/v1/namespaces/default/statefulsets'
+  before(async () => {
+    server = await startOrchServer(['--controllers='])
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+  })
+  after(async () => server.cleanup())
+
+  it('strategic merge patch merges containers by name in a StatefulSet template', async () => {
+    assert.equal((await api('POST', STS, sts('smp', 1))).status, 201)
+    const patched = await api('PATCH', `${STS}/smp`, {spec: {template: {spec: {containers: [{name: 'web', image: 'nginx:2'}]}}}}, SMP)
+    assert.equal(patched.status, 200, patched.text)
+    const containers = patched.json.spec.template.spec.containers
+    assert.deepEqual(containers.map((c: any) => [c.name, c.image]), [['web', 'nginx:2'], ['sidecar', 'busybox']])
+  })
+
+  it('strategic merge patch replaces a Node\'s taints whole (replaced whole on merge)', async () => {
+    await api('POST', '/api/v1/nodes', {apiVersion: 'v1', kind: 'Node', metadata: {name: 'n1'}, spec: {taints: [{key: 'a', effect: 'NoSchedule'}, {key: 'b', effect: 'NoSchedule'}]}})
+    const patched = await api('PATCH', '/api/v1/nodes/n1', {spec: {taints: [{key: 'c', effect: 'NoExecute'}]}}, SMP)
+    assert.equal(patched.status, 200, patched.text)
+    assert.deepEqual(patched.json.spec.taints.map((t: any) => t.key), ['c'])
+  })
+
+  it('strategic merge patch $patch: delete removes a list item by its merge key', async () => {
+    const patched = await api('PATCH', `${STS}/smp`, {spec: {template: {spec: {containers: [{name: 'sidecar', $patch: 'delete'}]}}}}, SMP)
+    assert.equal(patched.status, 200, patched.text)
+    assert.deepEqual(patched.json.spec.template.spec.containers.map((c: any) => c.name), ['web'])
+  })
+
+  it('a PATCH whose result violates validation is 422; a patch on a missing object is 404', async () => {
+    const invalid = await api('PATCH', `${STS}/smp`, {spec: {replicas: -1}}, SMP)
+    assert.equal(invalid.status, 422, invalid.text)
+    assert.equal((await api('PATCH', `${STS}/none`, {spec: {replicas: 1}}, SMP)).status, 404)
+  })
+
+  it('apply creates when absent (201), records managedFields per manager, and is idempotent', async () => {
+    const yaml = 'apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: applied\nspec:\n  replicas: 2\n  serviceName: applied\n  selector:\n    matchLabels: {app: applied}\n  template:\n    metadata:\n      labels: {app: applied}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1\n'
+    const created = await api('PATCH', `${STS}/applied?fieldManager=alice`, yaml, APPLY)
+    assert.equal(created.status, 201, created.text)
+    const entry = created.json.metadata.managedFields.find((m: any) => m.manager === 'alice')
+    assert.equal(entry.operation, 'Apply')
+    assert.equal(entry.fieldsType, 'FieldsV1')
+    assert.ok(entry.fieldsV1['f:spec']['f:replicas'])
+    const again = await api('PATCH', `${STS}/applied?fieldManager=alice`, yaml, APPLY)
+    assert.equal(again.status, 200)
+    assert.equal(again.json.metadata.resourceVersion, created.json.metadata.resourceVersion)
+  })
+
+  it('apply requires fieldManager', async () => {
+    const result = await api('PATCH', `${STS}/applied`, 'apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: applied\n', APPLY)
+    assert.equal(result.status, 422, result.text)
+  })
+
+  it('a second manager changing a field it does not own conflicts: 409 with one cause per field and manager; force takes ownership', async () => {
+    const yaml = 'apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: applied\nspec:\n  replicas: 5\n'
+    const conflict = await api('PATCH', `${STS}/applied?fieldManager=bob`, yaml, APPLY)
+    assert.equal(conflict.status, 409, conflict.text)
+    assert.equal(conflict.json.reason, 'Conflict')
+    assert.equal(conflict.json.details.causes.length, 1)
+    assert.equal(conflict.json.details.causes[0].reason, 'FieldManagerConflict')
+    assert.equal(conflict.json.details.causes[0].field, '.spec.replicas')
+    assert.match(conflict.json.details.causes[0].message, /conflict with "alice"/)
+    const forced = await api('PATCH', `${STS}/applied?fieldManager=bob&force=true`, yaml, APPLY)
+    assert.equal(forced.status, 200, forced.text)
+    assert.equal(forced.json.spec.replicas, 5)
+    const alice = forced.json.metadata.managedFields.find((m: any) => m.manager === 'alice')
+    assert.equal(alice.fieldsV1['f:spec']['f:replicas'], undefined)
+  })
+
+  it('fields removed from an applier\'s config are removed when it alone owned them', async () => {
+    const withLabel = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\n  labels:\n    keep: "1"\n    drop: "1"\ndata:\n  a: "1"\n'
+    await api('PATCH', '/api/v1/namespaces/default/configmaps/owned?fieldManager=carol', withLabel, APPLY)
+    const without = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\n  labels:\n    keep: "1"\ndata:\n  a: "1"\n'
+    const result = await api('PATCH', '/api/v1/namespaces/default/configmaps/owned?fieldManager=carol', without, APPLY)
+    assert.deepEqual(result.json.metadata.labels, {keep: '1'})
+  })
+
+  it('an apply body for a different name or kind is 400, nothing stored', async () => {
+    const wrongName = await api('PATCH', '/api/v1/namespaces/default/configmaps/owned?fieldManager=carol', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n', APPLY)
+    assert.equal(wrongName.status, 400)
+    const wrongKind = await api('PATCH', '/api/v1/namespaces/default/configmaps/owned?fieldManager=carol', 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: owned\n', APPLY)
+    assert.equal(wrongKind.status, 400)
+  })
+
+  it('ordinary writes record an Update entry for their field manager', async () => {
+    const created = await api('POST', '/api/v1/namespaces/default/configmaps?fieldManager=dave', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'updated'}, data: {a: '1'}})
+    const entry = created.json.metadata.managedFields.find((m: any) => m.manager === 'dave')
+    assert.equal(entry.operation, 'Update')
+    assert.ok(entry.fieldsV1['f:data']['f:a'])
+  })
+})
