@@ -4,9 +4,8 @@ import {runDelete} from '../src/cli/delete.js'
 
 export default class Delete extends Command {
   static override summary = 'Delete objects by name, label selector, --all, or manifest.'
-  static override description = `Deletes the named objects (KIND NAME... or KIND/NAME...), those a label selector chooses, every
-object of a type with --all, or the objects of manifests (-f). Prints one line per deletion, e.g. configmap "x" deleted.
-An object that does not exist is an error (exit 1, the others are still deleted) unless --ignore-not-found.`
+  static override description =
+    `Deletes the named objects (KIND NAME... or KIND/NAME...), those a label selector chooses, every object of a type with --all, or the objects of manifests (-f). Prints one line per deletion, e.g. configmap "x" deleted. An object that does not exist is an error (exit 1, the others are still deleted) unless --ignore-not-found.`
   static override examples = [
     '<%= config.bin %> delete configmap settings',
     '<%= config.bin %> delete cm/settings cm/flags -n shop',

@@ -5,10 +5,8 @@ import {outputFormats} from '../src/cli/printers.js'
 
 export default class Get extends Command {
   static override summary = 'Display one or many objects.'
-  static override description = `Prints the objects of a resource type as the server's table (NAME and the type's own columns,
-AGE last), or with -o as JSON, YAML or kind/name lines. KIND is a plural, singular, short name or Kind, optionally
-with its group (statefulsets.apps). Without NAME, every object in the namespace (-n, else the context's) is listed;
--A lists all namespaces. --watch then prints each change as it happens.`
+  static override description =
+    `Prints the objects of a resource type as the server's table (NAME and the type's own columns, AGE last), or with -o as JSON, YAML or kind/name lines. KIND is a plural, singular, short name or Kind, optionally with its group (statefulsets.apps). Without NAME, every object in the namespace (-n, else the context's) is listed; -A lists all namespaces. --watch then prints each change as it happens.`
   static override examples = [
     '<%= config.bin %> get namespaces',
     '<%= config.bin %> get configmaps -n shop -o wide',

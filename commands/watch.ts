@@ -4,10 +4,8 @@ import {runWatch} from '../src/cli/watch.js'
 
 export default class Watch extends Command {
   static override summary = 'Print one line per change of a resource type, until interrupted.'
-  static override description = `Watches the objects of a resource type and prints one line per event:
-"EVENT KIND[.GROUP]/NAME RESOURCEVERSION", with the namespace as a fourth field under -A, e.g.
-"MODIFIED configmap/settings 415". Every existing object is first printed as ADDED. With -o json each event is
-one line of JSON instead ({"type":...,"object":...}). Runs until interrupted, or for --timeout seconds.`
+  static override description =
+    `Watches the objects of a resource type and prints one line per event: "EVENT KIND[.GROUP]/NAME RESOURCEVERSION", with the namespace as a fourth field under -A, e.g. "MODIFIED configmap/settings 415". Every existing object is first printed as ADDED. With -o json each event is one line of JSON instead ({"type":...,"object":...}). Runs until interrupted, or for --timeout seconds.`
   static override examples = [
     '<%= config.bin %> watch configmaps',
     '<%= config.bin %> watch statefulsets.apps -A -l app=web',

@@ -1,5 +1,6 @@
 // Request bodies in, responses out, through the negotiated serializer, with pretty printing and gzip.
 import type {IncomingMessage, ServerResponse} from 'node:http'
+import type {AnyObject, KindDeclaration} from '../api/types.js'
 import {gzipSync} from 'node:zlib'
 import {mediaTypeOf} from '../machinery/negotiation.js'
 import {errors} from '../machinery/status.js'
@@ -30,32 +31,42 @@ export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES)
 }
 
 /** Decodes a body in the serializer its Content-Type names (JSON when absent). 415 for others. */
-export function decodeBody(body: Buffer, contentType: string | undefined, serializers: SerializerSet): unknown {
+export function decodeBody(body: Buffer, contentType: string | undefined, serializers: SerializerSet, declaration?: KindDeclaration): unknown {
   const type = mediaTypeOf(contentType) || JSON_TYPE
   const serializer = serializers.byMediaType(type)
   if (!serializer) throw errors.unsupportedMediaType(type, serializers.all.map((s) => s.mediaType))
   if (body.length === 0 || (serializer.mediaType !== 'application/cbor' && body.toString('utf8').trim() === '')) {
     throw errors.badRequest('the request body is empty')
   }
-  return serializer.decode(body)
+  return serializer.decode(body, declaration)
 }
 
 export interface SendOptions {
   serializer?: Serializer
+  /** the kind served, for encodings that need its schema (protobuf) */
+  declaration?: KindDeclaration
   pretty?: boolean
   /** compress: a get or list whose client accepts gzip, with APIResponseCompression on */
   gzip?: boolean
   headers?: Record<string, string>
 }
 
-export function encodeBody(value: unknown, serializer: Serializer, pretty: boolean): Buffer {
+export function encodeBody(value: unknown, serializer: Serializer, pretty: boolean, declaration?: KindDeclaration): Buffer {
   if (pretty && serializer.mediaType === JSON_TYPE) return Buffer.from(JSON.stringify(value, null, 2) + '\n')
-  return serializer.encode(value)
+  return serializer.encode(value, declaration)
 }
 
 export function send(response: ServerResponse, code: number, value: unknown, options: SendOptions = {}): void {
   const serializer = options.serializer ?? jsonSerializer
-  let body = encodeBody(value, serializer, options.pretty ?? false)
+  // protobuf lists go out item by item, never as one copy of the whole list
+  const list = value as {kind?: string; metadata?: Record<string, unknown>; items?: AnyObject[]}
+  if (serializer.encodeListChunks && options.declaration && !options.gzip && list.kind === `${options.declaration.kind}List` && Array.isArray(list.items)) {
+    response.writeHead(code, {'Content-Type': serializer.mediaType, 'Cache-Control': 'no-cache, private', ...options.headers})
+    for (const chunk of serializer.encodeListChunks(options.declaration, list.metadata, list.items)) response.write(chunk)
+    response.end()
+    return
+  }
+  let body = encodeBody(value, serializer, options.pretty ?? false, options.declaration)
   const headers: Record<string, string | number> = {
     'Content-Type': serializer.mediaType,
     'Cache-Control': 'no-cache, private',

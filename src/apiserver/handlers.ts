@@ -157,7 +157,7 @@ export class ResourceHandler {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
       const object = await registry.get(info.namespace, info.name)
       const body = info.subresource === 'scale' ? toScale(object) : objectView(declaration, object, negotiated.view, now, includeObject)
-      return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip})
+      return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})
     }
     if (verb === 'list') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadataList'])
@@ -170,7 +170,7 @@ export class ResourceHandler {
         resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
       })
       const body = listView(declaration, registry.apiVersion, result, negotiated.view, now, includeObject)
-      return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip})
+      return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})
     }
     if (verb === 'watch') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
@@ -205,6 +205,7 @@ export class ResourceHandler {
         serializer: negotiated.serializer,
         pretty: pretty || negotiated.pretty,
         headers: warningHeaders(),
+        declaration,
       })
     const dryRun = dryRunParam(query)
     const fieldManager = fieldManagerOf(query, request)
@@ -214,7 +215,7 @@ export class ResourceHandler {
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
     const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers) => {
       const raw = await readBody(request)
-      const decoded = decodeBody(raw, contentType, serializers)
+      const decoded = decodeBody(raw, contentType, serializers, declaration)
       const isObject = typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)
       // unknown fields are dropped whatever the mode, as decoding into a typed object does; a patch
       // keeps its $-directives and is only checked
@@ -277,7 +278,7 @@ export class ResourceHandler {
     }
     if (verb === 'delete' || verb === 'deletecollection') {
       const raw = await readBody(request)
-      const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers)) : {}
+      const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration)) : {}
       const bodyDryRun = Array.isArray(body.dryRun) && body.dryRun.length > 0
       if (bodyDryRun && !body.dryRun.every((v: unknown) => v === 'All')) {
         throw errors.invalid({group: 'meta.orch.io', kind: 'DeleteOptions'}, '', [
@@ -298,10 +299,10 @@ export class ResourceHandler {
           {labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined},
           options,
         )
-        return send(response, 200, status, {serializer: negotiated.serializer, pretty})
+        return send(response, 200, status, {serializer: negotiated.serializer, pretty, declaration})
       }
       const result = await registry.delete(info.namespace, info.name, options)
-      if (result.deleted) return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty})
+      if (result.deleted) return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty, declaration})
       return reply(result.code, result.object)
     }
     throw errors.methodNotAllowed()

@@ -2,7 +2,7 @@
 import * as yaml from 'js-yaml'
 import type {AnyObject, KindDeclaration} from '../api/types.js'
 import {CborError, decodeCbor, encodeCbor} from '../machinery/cbor.js'
-import {decodeObject, encodeObject, frameWatchEvent, ProtobufError} from '../machinery/protobuf.js'
+import {decodeObject, encodeListChunks, encodeObject, frameWatchEvent, ProtobufError} from '../machinery/protobuf.js'
 import {errors} from '../machinery/status.js'
 
 export interface Serializer {
@@ -11,6 +11,8 @@ export interface Serializer {
   streamMediaType: string
   encode(value: unknown, declaration?: KindDeclaration): Buffer
   decode(body: Buffer, declaration?: KindDeclaration): unknown
+  /** a list as a sequence of chunks (streamed item by item), when the encoding can */
+  encodeListChunks?(declaration: KindDeclaration, meta: Record<string, unknown> | undefined, items: readonly AnyObject[]): Iterable<Uint8Array>
   /** one watch event, framed for the stream */
   frame(event: {type: string; object: AnyObject}, declaration?: KindDeclaration): Buffer
 }
@@ -92,4 +94,5 @@ export const protobufSerializer: Serializer = {
     }
   },
   frame: (event, declaration) => Buffer.from(frameWatchEvent(declaration, event as {type: 'ADDED'; object: AnyObject})),
+  encodeListChunks: (declaration, meta, items) => encodeListChunks(declaration, meta, items),
 }

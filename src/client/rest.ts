@@ -4,6 +4,9 @@
 import {STATUS_CODES} from 'node:http'
 import {Pool, type Dispatcher} from 'undici'
 import {ApiError, type Status, type StatusDetails, type StatusReason} from '../machinery/status.js'
+import {decodeCbor} from '../machinery/cbor.js'
+import {decodeObject, PROTOBUF_MAGIC, readTypeMeta} from '../machinery/protobuf.js'
+import {allDeclarations, apiVersionOf} from '../api/index.js'
 import type {AnyObject} from '../api/types.js'
 import type {ClientConfig} from './kubeconfig.js'
 
@@ -107,6 +110,33 @@ export interface RestClientOptions {
   timeoutMs?: number
   /** most connections to the server (default 10) */
   connections?: number
+  /** the encoding asked for in responses (default json); requests are sent as JSON */
+  wire?: Wire
+}
+
+export type Wire = 'json' | 'protobuf' | 'cbor'
+
+const WIRE_ACCEPT: Record<Wire, string> = {
+  json: 'application/json',
+  protobuf: 'application/vnd.orch.protobuf, application/json',
+  cbor: 'application/cbor, application/json',
+}
+
+/** Decodes a response body by its Content-Type. A protobuf body must start with the magic prefix. */
+export function decodeResponseBody(contentType: string | undefined, body: Buffer): unknown {
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
+  if (type === 'application/vnd.orch.protobuf' || type === 'application/vnd.kubernetes.protobuf') {
+    if (body.length < 4 || !body.subarray(0, 4).equals(Buffer.from(PROTOBUF_MAGIC))) {
+      throw new Error('the server answered protobuf without the expected magic prefix (0x6b 0x38 0x73 0x00); refusing to decode it')
+    }
+    const {apiVersion, kind} = readTypeMeta(body)
+    const declaration = allDeclarations.find((d) => apiVersionOf(d) === apiVersion && (d.kind === kind || `${d.kind}List` === kind))
+    return decodeObject(declaration, body)
+  }
+  if (type === 'application/cbor') return decodeCbor(body)
+  const text = body.toString('utf8')
+  if (text.trim() === '') return {}
+  return JSON.parse(text)
 }
 
 // ---------- errors ----------
@@ -146,9 +176,19 @@ export class ApiStatusError extends ApiError {
   }
 
   /** From an HTTP answer: the Status in the body, else one made of the HTTP status text and a body snippet. */
-  static fromResponse(code: number, body: Buffer | string): ApiStatusError {
+  static fromResponse(code: number, body: Buffer | string, contentType?: string): ApiStatusError {
     const text = typeof body === 'string' ? body : body.toString('utf8')
-    const status = asStatus(parseJson(text))
+    let decoded: unknown
+    if (typeof body !== 'string' && contentType && !contentType.startsWith('application/json')) {
+      try {
+        decoded = decodeResponseBody(contentType, body)
+      } catch {
+        decoded = undefined
+      }
+    } else {
+      decoded = parseJson(text)
+    }
+    const status = asStatus(decoded)
     if (status) {
       if (!status.code) status.code = code
       return new ApiStatusError(status)
@@ -361,14 +401,18 @@ export class RestClient {
 
   /** A request whose 2xx answer is JSON; other answers throw ApiStatusError. */
   async requestJson<T = AnyObject>(request: RawRequest): Promise<T> {
-    const response = await this.request(request)
-    if (response.status < 200 || response.status > 299) throw ApiStatusError.fromResponse(response.status, response.body)
-    const text = response.body.toString('utf8')
-    if (text.trim() === '') return {} as T
+    const wire = this.options.wire ?? 'json'
+    const response = await this.request(wire !== 'json' && !request.accept ? {...request, accept: WIRE_ACCEPT[wire]} : request)
+    const contentType = String(response.headers['content-type'] ?? '')
+    if (response.status < 200 || response.status > 299) throw ApiStatusError.fromResponse(response.status, response.body, contentType)
     try {
-      return JSON.parse(text) as T
-    } catch {
-      throw new Error(`${request.method} ${request.path}: the server answered ${response.status} with invalid JSON: ${oneLine(text).slice(0, 200)}`)
+      return decodeResponseBody(contentType, response.body) as T
+    } catch (error) {
+      const text = response.body.toString('utf8')
+      if (contentType.startsWith('application/json') || contentType === '') {
+        throw new Error(`${request.method} ${request.path}: the server answered ${response.status} with invalid JSON: ${oneLine(text).slice(0, 200)}`)
+      }
+      throw new Error(`${request.method} ${request.path}: ${(error as Error).message}`)
     }
   }
 

@@ -491,6 +491,28 @@ function decodeError(error: unknown): never {
  * the data's type meta says (empty type meta: the declaration's kind). apiVersion and kind come first.
  * Throws ProtobufError for a missing prefix, truncated or malformed data, or a kind it cannot read here.
  */
+/** apiVersion and kind from a wrapped body's runtime.Unknown, without decoding the rest. */
+export function readTypeMeta(bytes: Uint8Array): {apiVersion: string; kind: string} {
+  if (bytes.length < 4 || PROTOBUF_MAGIC.some((b, i) => bytes[i] !== b)) {
+    throw new ProtobufError('the data does not start with the protobuf prefix 6b 38 73 00')
+  }
+  const r = new Reader(bytes, 4, bytes.length)
+  let apiVersion = ''
+  let kind = ''
+  r.fields((number, wire) => {
+    if (number === 1 && wire === LEN) {
+      r.message(() =>
+        r.fields((n, w) => {
+          if (n === 1 && w === LEN) apiVersion = r.string()
+          else if (n === 2 && w === LEN) kind = r.string()
+          else r.skip(w, n)
+        }),
+      )
+    } else r.skip(wire, number)
+  })
+  return {apiVersion, kind}
+}
+
 export function decodeObject(declaration: KindDeclaration | undefined, bytes: Uint8Array): AnyObject {
   try {
     if (bytes.length === 0) throw new ProtobufError('empty data')

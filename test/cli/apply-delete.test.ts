@@ -1,0 +1,203 @@
+// `orch apply` and `orch delete` against a real server: create / configured / unchanged per object from
+// multi-document files, directories and stdin; one-line errors; kubectl's `configmap "x" deleted`.
+import assert from 'node:assert/strict'
+import {mkdirSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {after, before, describe, it} from 'node:test'
+import {tempDir, type RunningOrch} from '../support/server.js'
+import {apiOf, lines, orchAt, startCliServer, type OrchResult} from './support.js'
+
+const dir = tempDir('orch-cli-manifests-')
+
+function write(name: string, text: string): string {
+  const path = join(dir, name)
+  mkdirSync(join(path, '..'), {recursive: true})
+  writeFileSync(path, text)
+  return path
+}
+
+const manifest = (value: string) => `apiVersion: v1
+kind: Namespace
+metadata:
+  name: apply-ns
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: first
+  namespace: apply-ns
+data:
+  key: ${value}
+---
+# an empty document is skipped
+---
+apiVersion: rbac.orch.io/v1
+kind: RoleBinding
+metadata:
+  name: binding
+  namespace: apply-ns
+roleRef: {apiGroup: rbac.orch.io, kind: Role, name: reader}
+subjects:
+- {kind: User, name: alice}
+`
+
+describe('orch apply and orch delete', () => {
+  let server: RunningOrch
+  let orch: (args: string[], input?: string) => Promise<OrchResult>
+  let api: ReturnType<typeof apiOf>
+  const get = (path: string) => api.call('GET', path)
+
+  before(async () => {
+    server = await startCliServer()
+    orch = orchAt(server)
+    api = apiOf(server)
+  })
+  after(async () => {
+    await api.close()
+    await server.cleanup()
+  })
+
+  it('apply of a multi-document file creates each object, then reports unchanged, then configured', async () => {
+    const file = write('multi.yaml', manifest('one'))
+    const created = await orch(['apply', '-f', file])
+    assert.equal(created.code, 0, created.stderr)
+    assert.equal(created.stdout, 'namespace/apply-ns created\nconfigmap/first created\nrolebinding.rbac.orch.io/binding created\n')
+    const live = await get('/api/v1/namespaces/apply-ns/configmaps/first')
+    assert.equal(live.status, 200)
+    assert.deepEqual(live.json.data, {key: 'one'})
+
+    const again = await orch(['apply', '-f', file])
+    assert.equal(again.code, 0, again.stderr)
+    assert.equal(again.stdout, 'namespace/apply-ns unchanged\nconfigmap/first unchanged\nrolebinding.rbac.orch.io/binding unchanged\n')
+    assert.equal((await get('/api/v1/namespaces/apply-ns/configmaps/first')).json.metadata.resourceVersion, live.json.metadata.resourceVersion)
+
+    write('multi.yaml', manifest('two'))
+    const changed = await orch(['apply', '-f', file])
+    assert.equal(changed.code, 0, changed.stderr)
+    assert.equal(changed.stdout, 'namespace/apply-ns unchanged\nconfigmap/first configured\nrolebinding.rbac.orch.io/binding unchanged\n')
+    const updated = await get('/api/v1/namespaces/apply-ns/configmaps/first')
+    assert.deepEqual(updated.json.data, {key: 'two'})
+    assert.equal(updated.json.metadata.uid, live.json.metadata.uid, 'updated in place, not re-created')
+  })
+
+  it('apply -f - reads JSON from stdin; an object without a namespace goes to -n', async () => {
+    const input = JSON.stringify({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'from-stdin'}, data: {a: 'b'}})
+    const result = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(result.stdout, 'configmap/from-stdin created\n')
+    assert.equal((await get('/api/v1/namespaces/apply-ns/configmaps/from-stdin')).status, 200)
+    const again = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
+    assert.equal(again.stdout, 'configmap/from-stdin unchanged\n')
+  })
+
+  it('apply -f - reads multi-document YAML from stdin', async () => {
+    const input = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s2}\ndata: {x: y}\n'
+    const result = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(result.stdout, 'configmap/s1 created\nconfigmap/s2 created\n')
+  })
+
+  it('apply of a directory takes its .yaml, .yml and .json files in name order', async () => {
+    write('dir/b.yml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dir-b}\n')
+    write('dir/a.json', JSON.stringify({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'dir-a'}}))
+    write('dir/c.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dir-c}\n')
+    write('dir/notes.txt', 'not a manifest')
+    const result = await orch(['apply', '-f', join(dir, 'dir'), '-n', 'apply-ns'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(result.stdout, 'configmap/dir-a created\nconfigmap/dir-b created\nconfigmap/dir-c created\n')
+  })
+
+  it('apply of a malformed file is one line on stderr, exit 1, and nothing is sent', async () => {
+    const file = write('broken.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before-broken\n---\nkind: [unclosed\n')
+    const result = await orch(['apply', '-f', file, '-n', 'apply-ns'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stdout, '')
+    assert.equal(lines(result.stderr).length, 1, result.stderr)
+    assert.match(result.stderr, /^error: error parsing .*broken\.yaml: /)
+    assert.equal((await get('/api/v1/namespaces/apply-ns/configmaps/before-broken')).status, 404)
+
+    const noKind = await orch(['apply', '-f', '-'], 'apiVersion: v1\nmetadata: {name: x}\n')
+    assert.equal(noKind.code, 1)
+    assert.equal(noKind.stderr, 'error: error validating STDIN: the document: kind not set\n')
+  })
+
+  it('an object the server refuses is one line with its message; the other documents are still applied, exit 1', async () => {
+    const file = write(
+      'partly.yaml',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: after-bad}\n',
+    )
+    const result = await orch(['apply', '-f', file, '-n', 'apply-ns'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stdout, 'configmap/after-bad created\n')
+    assert.equal(lines(result.stderr).length, 1, result.stderr)
+    assert.match(result.stderr, /^error: error when creating ".*partly\.yaml": ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value/)
+  })
+
+  it('apply of an unknown kind names the object and the kind, exit 1', async () => {
+    const result = await orch(['apply', '-f', '-'], 'apiVersion: example.io/v1\nkind: Widget\nmetadata: {name: w}\n')
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr, 'error: resource mapping not found for name: "w" namespace: "" from "STDIN": no matches for kind "Widget" in version "example.io/v1"\n')
+  })
+
+  it('apply refuses an object whose namespace differs from an explicit -n', async () => {
+    const result = await orch(['apply', '-f', '-', '-n', 'default'], 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apply-ns}\n')
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /^error: the namespace from the provided object "apply-ns" does not match the namespace "default"/)
+  })
+
+  it('delete prints kubectl\'s `configmap "x" deleted` and the object is gone', async () => {
+    const result = await orch(['delete', 'configmap', 's1', 's2', '-n', 'apply-ns'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(result.stdout, 'configmap "s1" deleted\nconfigmap "s2" deleted\n')
+    assert.equal((await get('/api/v1/namespaces/apply-ns/configmaps/s1')).status, 404)
+  })
+
+  it('delete of a missing object is the server message, exit 1; --ignore-not-found makes it no error', async () => {
+    const missing = await orch(['delete', 'cm', 'nope', '-n', 'apply-ns'])
+    assert.equal(missing.code, 1)
+    assert.equal(missing.stdout, '')
+    assert.equal(missing.stderr, 'error: configmaps "nope" not found\n')
+    const ignored = await orch(['delete', 'cm', 'nope', '-n', 'apply-ns', '--ignore-not-found'])
+    assert.equal(ignored.code, 0, ignored.stderr)
+    assert.equal(ignored.stdout, '')
+    assert.equal(ignored.stderr, '')
+  })
+
+  it('delete KIND/NAME names objects of several types; non-core kinds carry their group', async () => {
+    const result = await orch(['delete', 'cm/dir-a', 'rolebindings/binding', '-n', 'apply-ns'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(result.stdout, 'configmap "dir-a" deleted\nrolebinding.rbac.orch.io "binding" deleted\n')
+  })
+
+  it('delete -l deletes only the objects the selector chooses; --all deletes the rest', async () => {
+    for (const [name, app] of [['l1', 'web'], ['l2', 'web'], ['l3', 'db']]) {
+      const created = await api.call('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name, labels: {app}}})
+      assert.equal(created.status, 201, created.text)
+    }
+    const selected = await orch(['delete', 'cm', '-l', 'app=web'])
+    assert.equal(selected.code, 0, selected.stderr)
+    assert.equal(selected.stdout, 'configmap "l1" deleted\nconfigmap "l2" deleted\n')
+    const none = await orch(['delete', 'cm', '-l', 'app=web'])
+    assert.equal(none.code, 0)
+    assert.equal(none.stderr, 'No resources found\n')
+    const all = await orch(['delete', 'cm', '--all'])
+    assert.equal(all.stdout, 'configmap "l3" deleted\n')
+  })
+
+  it('delete -f deletes the objects of a manifest', async () => {
+    const file = write('del.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dir-b}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: dir-c}\n')
+    const result = await orch(['delete', '-f', file, '-n', 'apply-ns'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(result.stdout, 'configmap "dir-b" deleted\nconfigmap "dir-c" deleted\n')
+    const again = await orch(['delete', '-f', file, '-n', 'apply-ns', '--ignore-not-found'])
+    assert.equal(again.code, 0, again.stderr)
+    assert.equal(again.stdout, '')
+  })
+
+  it('delete without a name, selector or --all is a one-line usage error', async () => {
+    const result = await orch(['delete', 'configmaps'])
+    assert.equal(result.code, 1)
+    assert.equal(lines(result.stderr).length, 1)
+    assert.match(result.stderr, /^error: resource\(s\) were provided, but no name was specified/)
+  })
+})
