@@ -4,10 +4,11 @@ import {RestClient, type ClientConfig} from '../client/index.js'
 import {NamespaceController} from '../controllers/namespace.js'
 import {NodeLifecycleController} from '../controllers/nodelifecycle.js'
 import {ServiceCIDRController} from '../controllers/servicecidr.js'
+import {StatefulSetController} from '../controllers/statefulset.js'
 import {StorageMigrationController} from '../controllers/storagemigration.js'
 import type {Logger} from '../machinery/log.js'
 
-export const CONTROLLER_NAMES = ['namespace', 'nodelifecycle', 'servicecidr', 'storageversionmigration'] as const
+export const CONTROLLER_NAMES = ['namespace', 'nodelifecycle', 'servicecidr', 'statefulset', 'storageversionmigration'] as const
 export type ControllerName = (typeof CONTROLLER_NAMES)[number]
 
 export interface ControllerSettings {
@@ -40,7 +41,8 @@ export async function startControllers(
   logger: Logger,
   settings: ControllerSettings = {},
 ): Promise<RunningControllers> {
-  const client = new RestClient({...config, namespace: 'default'}, {userAgent: 'orch-controller-manager'})
+  // every informer holds one connection for its watch: leave plenty for the requests besides them
+  const client = new RestClient({...config, namespace: 'default'}, {userAgent: 'orch-controller-manager', connections: 128})
   const started: {stop(): Promise<void>}[] = []
   if (names.includes('namespace')) {
     const controller = new NamespaceController(client, logger.child({controller: 'namespace'}))
@@ -56,6 +58,11 @@ export async function startControllers(
   }
   if (names.includes('servicecidr')) {
     const controller = new ServiceCIDRController(client, logger.child({controller: 'servicecidr'}))
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('statefulset')) {
+    const controller = new StatefulSetController(client, logger.child({controller: 'statefulset'}))
     await controller.start()
     started.push(controller)
   }
