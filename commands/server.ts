@@ -8,12 +8,16 @@ import {StoreUnavailableError} from '../src/storage/index.js'
 
 export default class Server extends Command {
   static override summary = 'Run the API server and its controllers.'
-  static override description = `Serves the cluster API on ADDRESS:PORT. The state lives in an embedded SQLite store
-(<data-dir>/state.db) unless --storage etcd points at an etcd cluster. Stops cleanly on SIGINT or SIGTERM.`
+  static override description = `Serves the cluster API over HTTPS on ADDRESS:PORT. The state lives in an embedded SQLite store
+(<data-dir>/state.db) unless --storage etcd points at an etcd cluster. The first start creates a CA, a serving
+certificate and an admin client certificate in <data-dir>/pki, then writes <data-dir>/admin.kubeconfig (and
+~/.orch/config when there is none). Requests need a client certificate or a bearer token, except /healthz,
+/livez, /readyz and /version. Stops cleanly on SIGINT or SIGTERM.`
   static override examples = [
     '<%= config.bin %> server',
-    '<%= config.bin %> server --data-dir /var/lib/orch --port 6443',
+    '<%= config.bin %> server --data-dir /var/lib/orch --port 6443 --tls-san api.example.com',
     '<%= config.bin %> server --storage etcd --etcd-servers http://127.0.0.1:2379',
+    '<%= config.bin %> server --token-auth-file tokens.csv --bootstrap-token abcdef.0123456789abcdef',
   ]
 
   static override flags = {
@@ -39,6 +43,21 @@ export default class Server extends Command {
       description: 'how long a node may go without a Lease renewal or status heartbeat before it is marked Unknown',
       default: '50s',
     }),
+    'tls-san': Flags.string({
+      description: 'an extra IP address or DNS name for the generated serving certificate (repeatable, or a comma list)',
+      multiple: true,
+      default: [],
+    }),
+    'tls-cert-file': Flags.string({description: 'serve with this certificate (PEM, may hold a chain) instead of the generated one', dependsOn: ['tls-private-key-file']}),
+    'tls-private-key-file': Flags.string({description: 'the private key of --tls-cert-file (PEM)', dependsOn: ['tls-cert-file']}),
+    'client-ca-file': Flags.string({description: 'verify client certificates against this CA bundle (PEM) instead of <data-dir>/pki/client-ca.crt'}),
+    'token-auth-file': Flags.string({description: 'static bearer tokens, one `token,user,uid[,"group1,group2"]` line each (Kubernetes\' format)'}),
+    'bootstrap-token': Flags.string({
+      description: 'a bootstrap token <id>.<secret> ([a-z0-9]{6}.[a-z0-9]{16}), user system:bootstrap:<id> (repeatable, or a comma list)',
+      multiple: true,
+      default: [],
+    }),
+    'bootstrap-token-file': Flags.string({description: 'bootstrap tokens, one a line (# comments and blank lines skipped)'}),
     v: Flags.integer({description: 'log verbosity (0 = info only)', default: 0, min: 0}),
   }
 
@@ -69,10 +88,22 @@ export default class Server extends Command {
         controllers,
         nodeMonitorGracePeriodMs,
         serviceClusterIPRange: flags['service-cluster-ip-range'].split(',').map((s) => s.trim()).filter(Boolean),
+        tlsSANs: splitList(flags['tls-san']),
+        tlsCertFile: flags['tls-cert-file'],
+        tlsKeyFile: flags['tls-private-key-file'],
+        clientCAFile: flags['client-ca-file'],
+        tokenAuthFile: flags['token-auth-file'],
+        bootstrapTokens: splitList(flags['bootstrap-token']),
+        bootstrapTokenFile: flags['bootstrap-token-file'],
       })
     } catch (error) {
       const message = error instanceof StoreUnavailableError ? error.message : `cannot start: ${(error as Error).message}`
       fail(message, 1)
     }
   }
+}
+
+/** Values of a repeatable flag, each possibly a comma list. */
+function splitList(values: readonly string[]): string[] {
+  return values.flatMap((value) => value.split(',')).map((s) => s.trim()).filter(Boolean)
 }

@@ -1,10 +1,24 @@
-// `orch server`: open the store, serve the API, stop cleanly on SIGINT/SIGTERM.
+// `orch server`: open the store, set up the PKI (first start: CA, serving and admin certificates), serve
+// the API over HTTPS, write the admin kubeconfigs, stop cleanly on SIGINT/SIGTERM.
+import {randomBytes, randomUUID} from 'node:crypto'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
+import type {ClientConfig} from '../client/index.js'
+import {defaultKubeconfigPath} from '../client/kubeconfig.js'
 import type {FeatureGates} from '../machinery/features.js'
 import {createLogger, type Logger} from '../machinery/log.js'
+import {verifyCertificate} from '../machinery/pki.js'
 import {openStore, type StorageBackend} from '../storage/index.js'
+import {
+  Authenticator,
+  loadBootstrapTokenFile,
+  loadTokenFile,
+  parseBootstrapTokens,
+  type BootstrapToken,
+  type StaticToken,
+} from './authn.js'
 import {type ControllerName, CONTROLLER_NAMES, startControllers} from './controllers.js'
+import {ensureServerPKI, writeAdminKubeconfigs, type ServerPKI} from './pki-bootstrap.js'
 import {ApiServer} from './server.js'
 
 export interface ServerConfig {
@@ -22,6 +36,21 @@ export interface ServerConfig {
   nodeMonitorGracePeriodMs?: number
   /** --service-cluster-ip-range, split on commas */
   serviceClusterIPRange?: string[]
+  /** --tls-san: extra IPs and DNS names of the generated serving certificate */
+  tlsSANs?: string[]
+  /** --tls-cert-file and --tls-private-key-file: serve with this pair instead of the generated one */
+  tlsCertFile?: string
+  tlsKeyFile?: string
+  /** --client-ca-file: verify client certificates against this bundle instead of <data-dir>/pki/client-ca.crt */
+  clientCAFile?: string
+  /** --token-auth-file: static bearer tokens (Kubernetes' CSV format) */
+  tokenAuthFile?: string
+  /** --bootstrap-token values (`<id>.<secret>`) */
+  bootstrapTokens?: string[]
+  /** --bootstrap-token-file: one bootstrap token a line */
+  bootstrapTokenFile?: string
+  /** the home directory whose .orch/config is written when absent (default: os.homedir(), i.e. $HOME) */
+  home?: string
 }
 
 export function defaultDataDir(): string {
@@ -35,29 +64,97 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
+/** The user of the loopback token. */
+const LOOPBACK_USER = 'system:apiserver'
+
+/** Reads the credential flags: static tokens and bootstrap tokens. Errors name the flag. */
+function loadTokens(config: ServerConfig): {tokens: StaticToken[]; bootstrapTokens: BootstrapToken[]} {
+  const tokens = config.tokenAuthFile !== undefined ? loadTokenFile(config.tokenAuthFile) : []
+  const bootstrapTokens = parseBootstrapTokens(config.bootstrapTokens ?? [])
+  if (config.bootstrapTokenFile !== undefined) bootstrapTokens.push(...loadBootstrapTokenFile(config.bootstrapTokenFile))
+  return {tokens, bootstrapTokens}
+}
+
+/** The URL clients use: the listen address, or loopback when it is a wildcard (0.0.0.0, ::). */
+function clientURL(address: {address: string; family: string; port: number}): string {
+  const ip = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address
+  return `https://${ip.includes(':') ? `[${ip}]` : ip}:${address.port}`
+}
+
+/** How the in-process controllers reach the server: the admin certificate (else the loopback token),
+ *  trusting the cluster CA. */
+function controllerCredentials(url: string, pki: ServerPKI, loopbackToken: string | undefined): Omit<ClientConfig, 'namespace'> {
+  const config: Omit<ClientConfig, 'namespace'> = {server: url}
+  // With --tls-cert-file the server's CA is not ours to know; the connection is to this process over
+  // loopback, so the serving certificate is not verified then.
+  if (pki.servingCA !== undefined) config.ca = Buffer.from(pki.servingCA)
+  else config.insecureSkipTLSVerify = true
+  if (loopbackToken === undefined) {
+    config.cert = Buffer.from(pki.admin.cert)
+    config.key = Buffer.from(pki.admin.key)
+  } else {
+    config.token = loopbackToken
+  }
+  return config
+}
+
 export async function startServer(config: ServerConfig, logger = createLogger({verbosity: config.verbosity})): Promise<RunningServer> {
   const started = Date.now()
+  const {tokens, bootstrapTokens} = loadTokens(config)
   const store = await openStore({backend: config.storage, dataDir: config.dataDir, etcdServers: config.etcdServers})
   logger.info('store opened', {backend: store.backend, ...(store.backend === 'sqlite' ? {dataDir: config.dataDir} : {etcd: config.etcdServers.join(',')})})
-  const server = new ApiServer({store, address: config.address, port: config.port, logger, historyRetentionMs: config.historyRetentionMs, gates: config.gates, serviceClusterIPRange: config.serviceClusterIPRange})
+  // The PKI is made (first start) or loaded while the server fills its caches; it listens once both are done.
+  const pkiReady = ensureServerPKI({
+    dataDir: config.dataDir,
+    serverAddresses: [config.address],
+    tlsSANs: config.tlsSANs,
+    tlsCertFile: config.tlsCertFile,
+    tlsKeyFile: config.tlsKeyFile,
+    clientCAFile: config.clientCAFile,
+  })
+  // Kubernetes' loopback token: random, known to this process only; the controllers use it when the
+  // admin certificate cannot authenticate (a --client-ca-file that did not sign it).
+  const loopbackToken = randomBytes(32).toString('base64url')
+  tokens.push({token: loopbackToken, user: {username: LOOPBACK_USER, uid: randomUUID(), groups: ['system:masters']}})
+  const authenticator = new Authenticator({tokens, bootstrapTokens})
+  let server: ApiServer
   let address
   try {
+    server = new ApiServer({
+      store,
+      address: config.address,
+      port: config.port,
+      logger,
+      historyRetentionMs: config.historyRetentionMs,
+      gates: config.gates,
+      serviceClusterIPRange: config.serviceClusterIPRange,
+      tls: pkiReady.then((pki) => ({cert: pki.serving.cert, key: pki.serving.key, clientCA: pki.clientCA.certPem})),
+      authenticator,
+    })
     address = await server.start()
   } catch (error) {
     await store.close()
     throw error
   }
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  const url = `http://${host}:${address.port}`
-  let controllers
-  try {
-    controllers = await startControllers({server: url}, config.controllers ?? [...CONTROLLER_NAMES], logger, {
+  const pki = await pkiReady
+  if (pki.generated.length > 0) logger.info('certificates generated', {dir: pki.paths.dir, files: pki.generated.length})
+  for (const warning of pki.warnings) logger.warn(warning)
+  const adminAccepted = verifyCertificate(pki.admin.cert, pki.clientCA.certPem)
+  const url = clientURL(address)
+  // the kubeconfigs are written while the controllers start (both before `serving` is logged)
+  const [written, controllersStarted] = await Promise.allSettled([
+    writeKubeconfigs(config, url, pki, logger),
+    startControllers(controllerCredentials(url, pki, adminAccepted ? undefined : loopbackToken), config.controllers ?? [...CONTROLLER_NAMES], logger, {
       nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
-    })
-  } catch (error) {
+    }),
+  ])
+  if (written.status === 'rejected' || controllersStarted.status === 'rejected') {
+    if (controllersStarted.status === 'fulfilled') await controllersStarted.value.stop()
     await server.stop()
-    throw error
+    throw written.status === 'rejected' ? written.reason : (controllersStarted as PromiseRejectedResult).reason
   }
+  const controllers = controllersStarted.value
+  logger.info('admin kubeconfig written', {path: written.value[0], ...(written.value.length > 1 ? {userConfig: written.value[1]} : {})})
   logger.info('serving', {url, readyInMs: Date.now() - started})
   return {
     server,
@@ -67,6 +164,20 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       await controllers.stop()
       await server.stop()
     },
+  }
+}
+
+/** <data-dir>/admin.kubeconfig, and ~/.orch/config when there is none. A home config that cannot be
+ *  written is a warning: the server runs without it. Returns the paths written. */
+async function writeKubeconfigs(config: ServerConfig, url: string, pki: ServerPKI, logger: Logger): Promise<string[]> {
+  const options = {dataDir: config.dataDir, serverUrl: url, caPem: pki.servingCA, certPem: pki.admin.cert, keyPem: pki.admin.key}
+  const homeConfigPath = defaultKubeconfigPath(config.home ?? homedir())
+  try {
+    return await writeAdminKubeconfigs({...options, homeConfigPath})
+  } catch (error) {
+    const written = await writeAdminKubeconfigs(options)
+    logger.warn('cannot write the user kubeconfig', {path: homeConfigPath, error})
+    return written
   }
 }
 

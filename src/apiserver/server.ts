@@ -1,11 +1,17 @@
-// The API server process: HTTP listener, health endpoints, and (later) the API handlers.
-import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
+// The API server process: the HTTPS listener, then for every request authentication, authorization,
+// and the health, resource and non-resource handlers.
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import {createServer, type Server} from 'node:https'
 import type {AddressInfo, Socket} from 'node:net'
+import type {TLSSocket} from 'node:tls'
 import {allDeclarations, type AnyObject, type KindDeclaration} from '../api/index.js'
+import type {UserInfo} from '../api/types.js'
 import {defaultGates} from '../machinery/features.js'
 import type {Logger} from '../machinery/log.js'
 import {errors} from '../machinery/status.js'
 import {Compactor, type Store} from '../storage/index.js'
+import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Authenticator} from './authn.js'
+import {authorize, forbidden, type Authorizer} from './authorize.js'
 import {Catalog} from './catalog.js'
 import {ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry, timestamp} from './registry.js'
@@ -30,6 +36,12 @@ export interface ApiServerOptions {
   now?: () => Date
   /** CIDRs of the default ServiceCIDR `orch` (--service-cluster-ip-range, default 10.96.0.0/12) */
   serviceClusterIPRange?: string[]
+  /** the serving certificate and key, and the client CA; may still be in the making (first start) */
+  tls: ServerTLS | Promise<ServerTLS>
+  /** who a request is from: client certificates and bearer tokens */
+  authenticator: Authenticator
+  /** whether that user may do it (default: `authorize`, which allows everything) */
+  authorizer?: Authorizer
 }
 
 /** Namespaces that exist from the first start, as Kubernetes' kube-system/kube-public/kube-node-lease/default. */
@@ -38,14 +50,26 @@ export const DEFAULT_SERVICE_CIDR = 'orch'
 
 export const SYSTEM_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease']
 
+/** The serving certificate (PEM, may be a chain) and key; clientCA verifies client certificates. */
+export interface ServerTLS {
+  cert: string
+  key: string
+  clientCA?: string
+}
+
 export interface Readiness {
   name: string
   ready(): boolean
 }
 
 export class ApiServer {
-  private readonly server: Server
+  /** the HTTPS listener, made by start() once the TLS material is there */
+  private server: Server | undefined
+  /** TCP connections, to close on stop */
   private readonly sockets = new Set<Socket>()
+  /** their TLS sockets once the handshake is done: an idle one (no request on it) is closed first on stop */
+  private readonly secureSockets = new Set<TLSSocket>()
+  private readonly authorizer: Authorizer
   private readonly inFlight = new Set<Promise<void>>()
   private readonly readiness: Readiness[] = []
   private readonly compactor: Compactor
@@ -59,11 +83,7 @@ export class ApiServer {
   private readonly now: () => Date
 
   constructor(private readonly options: ApiServerOptions) {
-    this.server = createServer((request, response) => this.track(this.handle(request, response)))
-    this.server.on('connection', (socket) => {
-      this.sockets.add(socket)
-      socket.on('close', () => this.sockets.delete(socket))
-    })
+    this.authorizer = options.authorizer ?? authorize
     this.compactor = new Compactor(options.store, {
       retentionMs: options.historyRetentionMs ?? 5 * 60_000,
       intervalMs: options.compactIntervalMs ?? 60_000,
@@ -135,30 +155,71 @@ export class ApiServer {
     this.readiness.push(check)
   }
 
-  async start(): Promise<AddressInfo> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject)
-      this.server.listen(this.options.port, this.options.address, () => {
-        this.server.off('error', reject)
-        resolve()
-      })
+  /** HTTPS only, HTTP/1.1. Client certificates are requested but not required: a request without one
+   *  may still carry a bearer token, or be anonymous (and then refused outside the public paths). */
+  private createListener(tls: ServerTLS): Server {
+    const server = createServer(
+      {cert: tls.cert, key: tls.key, ...clientCertServerOptions(tls.clientCA)},
+      (request, response) => this.track(this.handle(request, response)),
+    )
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket)
+      socket.on('close', () => this.sockets.delete(socket))
     })
-    await this.bootstrap()
-    await Promise.all([...this.registries.values()].map((r) => r.cache.start()))
+    server.on('secureConnection', (socket: TLSSocket) => {
+      this.secureSockets.add(socket)
+      socket.on('close', () => this.secureSockets.delete(socket))
+    })
+    server.on('tlsClientError', (error: Error) => this.options.logger.v(2, 'TLS handshake failed', {error}))
+    return server
+  }
+
+  /** Creates the system objects and fills the caches while the TLS material is made (on a first start
+   *  that is certificate generation), then listens. */
+  async start(): Promise<AddressInfo> {
+    const [tls, prepared] = await Promise.allSettled([
+      this.options.tls,
+      (async () => {
+        await this.bootstrap()
+        await Promise.all([...this.registries.values()].map((r) => r.cache.start()))
+      })(),
+    ])
+    const stopCaches = () => {
+      for (const registry of this.registries.values()) registry.cache.stop()
+    }
+    if (tls.status === 'rejected' || prepared.status === 'rejected') {
+      stopCaches()
+      throw tls.status === 'rejected' ? tls.reason : (prepared as PromiseRejectedResult).reason
+    }
+    const server = this.createListener(tls.value)
+    this.server = server
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(this.options.port, this.options.address, () => {
+          server.off('error', reject)
+          resolve()
+        })
+      })
+    } catch (error) {
+      stopCaches()
+      throw error
+    }
     this.cachesSynced = true
     this.listening = true
     this.compactor.start()
-    return this.server.address() as AddressInfo
+    return server.address() as AddressInfo
   }
 
   /** Stops accepting, lets in-flight requests finish, then closes the store. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.listening = false
-      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
-      for (const socket of this.sockets) {
+      const server = this.server
+      const closed = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
+      for (const socket of this.secureSockets) {
         // idle keep-alive connections would hold close() open; busy ones finish their request
-        if (!(socket as Socket & {_httpMessage?: unknown})._httpMessage) socket.destroy()
+        if (!(socket as TLSSocket & {_httpMessage?: unknown})._httpMessage) socket.destroy()
       }
       await Promise.allSettled([...this.inFlight])
       for (const registry of this.registries.values()) registry.cache.stop()
@@ -177,14 +238,18 @@ export class ApiServer {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = Date.now()
+    let user: UserInfo | undefined
     try {
-      const url = new URL(request.url ?? '/', 'http://orch')
+      const url = new URL(request.url ?? '/', 'https://orch')
       const path = url.pathname
+      user = this.authenticate(request, path)
+      const info = resolveRequestInfo(request.method ?? 'GET', path, url.searchParams)
+      const decision = await this.authorizer(user, info)
+      if (!decision.allowed) throw forbidden(user, info, decision.reason)
       if (path === '/healthz' || path === '/livez') return this.health(response, [])
       if (path === '/readyz') return this.health(response, this.readiness)
-      const info = resolveRequestInfo(request.method ?? 'GET', path, url.searchParams)
       if (info.isResourceRequest) {
-        await this.resources.handle(request, response, info, url.searchParams)
+        await this.resources.handle(request, response, info, url.searchParams, user)
       } else if (!this.nonResources.handle(request, response, path, url.searchParams)) {
         throw errors.pathNotFound(path)
       }
@@ -195,8 +260,23 @@ export class ApiServer {
       if (!response.headersSent) statusResponse(response, error, request.headers.accept, this.resources.serializers)
       else response.destroy()
     } finally {
-      this.options.logger.v(3, 'request', {method: request.method, path: request.url, code: response.statusCode, ms: Date.now() - started})
+      this.options.logger.v(3, 'request', {method: request.method, path: request.url, user: user?.username, code: response.statusCode, ms: Date.now() - started})
     }
+  }
+
+  /** The user a request is from. No credential: system:anonymous on the public paths (/healthz, /livez,
+   *  /readyz, /version), 401 elsewhere. A credential that does not authenticate: 401 everywhere. */
+  private authenticate(request: IncomingMessage, path: string): UserInfo {
+    const result = this.options.authenticator.authenticate(request)
+    if (result === null) {
+      if (isAnonymousAllowedPath(path)) return ANONYMOUS_USER
+      throw errors.unauthorized()
+    }
+    if ('error' in result) {
+      this.options.logger.v(2, 'authentication failed', {method: request.method, path, remote: request.socket.remoteAddress, error: result.error})
+      throw errors.unauthorized()
+    }
+    return result.user
   }
 
   private health(response: ServerResponse, checks: Readiness[]): void {

@@ -18,9 +18,9 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node'
 import {call} from '../support/http.js'
-import {startOrchServer, type RunningOrch} from '../support/server.js'
+import {startOrchServer, type OrchServer} from '../support/server.js'
 
-/** How to reach the server. TLS later only fills in caData (and certData/keyData or token). */
+/** How to reach the server: its URL, the CA (base64 PEM) and a client certificate and key or a token. */
 interface ClusterAccess {
   server: string
   caData?: string
@@ -32,11 +32,9 @@ interface ClusterAccess {
 /** A kubeconfig built in code: one cluster, one user, one context. */
 function kubeConfigFor(access: ClusterAccess): KubeConfig {
   const kc = new KubeConfig()
-  // client-node 1.x refuses an http:// server unless skipTLSVerify is set (there is nothing to verify);
-  // an https:// server is verified against caData.
-  const plainHttp = access.server.startsWith('http:')
+  // the https:// server is verified against caData
   kc.loadFromOptions({
-    clusters: [{name: 'orch', server: access.server, caData: access.caData, skipTLSVerify: plainHttp}],
+    clusters: [{name: 'orch', server: access.server, caData: access.caData, skipTLSVerify: false}],
     users: [{name: 'orch-test', certData: access.certData, keyData: access.keyData, token: access.token}],
     contexts: [{name: 'orch', cluster: 'orch', user: 'orch-test'}],
     currentContext: 'orch',
@@ -124,7 +122,7 @@ const statefulSet = (name: string, replicas: number): V1StatefulSet => ({
 const names = (items: readonly KubernetesObject[]) => items.map((item) => item.metadata?.name)
 
 describe('@kubernetes/client-node 1.x against orch', () => {
-  let server: RunningOrch
+  let server: OrchServer
   let kc: KubeConfig
   let core: CoreV1Api
   let apps: AppsV1Api
@@ -132,7 +130,8 @@ describe('@kubernetes/client-node 1.x against orch', () => {
 
   before(async () => {
     server = await startOrchServer()
-    kc = kubeConfigFor({server: server.url})
+    const b64 = (pem: string) => Buffer.from(pem).toString('base64')
+    kc = kubeConfigFor({server: server.url, caData: b64(server.ca), certData: b64(server.cert), keyData: b64(server.key)})
     core = kc.makeApiClient(CoreV1Api)
     apps = kc.makeApiClient(AppsV1Api)
     await core.createNamespace({body: {apiVersion: 'v1', kind: 'Namespace', metadata: {name: ns}}})

@@ -1,14 +1,14 @@
 // CBOR under gate CBORServingAndStorage (alpha, off by default).
 import assert from 'node:assert/strict'
-import {request} from 'node:http'
+import {request} from 'node:https'
 import {after, before, describe, it} from 'node:test'
 import {decodeCbor, encodeCbor} from '../../src/machinery/cbor.js'
-import {call} from '../support/http.js'
+import {call, tlsOptions} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
 
 function raw(base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<{status: number; headers: Record<string, any>; body: Buffer}> {
   return new Promise((resolve, reject) => {
-    const req = request(base + path, {method, headers}, (res) => {
+    const req = request(base + path, {...tlsOptions(base), method, headers}, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c) => chunks.push(c))
       res.on('end', () => resolve({status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks)}))
@@ -53,7 +53,7 @@ describe('CBOR', () => {
     const rv = (await call(on.url, 'GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion
     const events: any[] = []
     const done = new Promise<void>((resolve, reject) => {
-      const req = request(`${on.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=5`, {headers: {Accept: 'application/cbor'}}, (res) => {
+      const req = request(`${on.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=5`, {...tlsOptions(on.url), headers: {Accept: 'application/cbor'}}, (res) => {
         assert.equal(res.headers['content-type'], 'application/cbor-seq')
         let buffer = Buffer.alloc(0)
         res.on('data', (chunk: Buffer) => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import {readFileSync, writeFileSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, describe, it} from 'node:test'
+import {call} from '../support/http.js'
 import {runOrch, startOrchServer, tempDir, type RunningOrch} from '../support/server.js'
 
 describe('orch server lifecycle', () => {
@@ -15,9 +16,9 @@ describe('orch server lifecycle', () => {
     const server = await startOrchServer()
     started.push(server)
     for (const path of ['/healthz', '/livez', '/readyz']) {
-      const response = await fetch(server.url + path)
+      const response = await call(server.url, 'GET', path)
       assert.equal(response.status, 200, path)
-      assert.equal(await response.text(), 'ok')
+      assert.equal(response.text, 'ok')
     }
   })
 
@@ -31,19 +32,15 @@ describe('orch server lifecycle', () => {
 
   it('SIGTERM shuts it down cleanly with exit code 0 and a committed store', async () => {
     const server = await startOrchServer()
-    const created = await fetch(`${server.url}/api/v1/namespaces/default/configmaps`, {
-      method: 'POST',
-      headers: {'Content-Type': 'application/json'},
-      body: JSON.stringify({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'kept'}, data: {a: 'b'}}),
-    })
+    const created = await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'kept'}, data: {a: 'b'}})
     assert.equal(created.status, 201)
     assert.equal(await server.stop('SIGTERM'), 0)
     assert.match(server.logs(), /shutting down signal=SIGTERM/)
     const again = await startOrchServer([], {dataDir: server.dataDir})
     started.push(again)
-    const got = await fetch(`${again.url}/api/v1/namespaces/default/configmaps/kept`)
+    const got = await call(again.url, 'GET', '/api/v1/namespaces/default/configmaps/kept')
     assert.equal(got.status, 200)
-    assert.deepEqual(((await got.json()) as any).data, {a: "b"})
+    assert.deepEqual(got.json.data, {a: "b"})
   })
 
   it('SIGINT shuts it down cleanly too', async () => {
@@ -59,7 +56,7 @@ describe('orch server lifecycle', () => {
     const lines = second.stderr.trim().split('\n')
     assert.equal(lines.length, 1, second.stderr)
     assert.match(lines[0], /state\.db is locked: another orch server is using this data dir/)
-    const still = await fetch(first.url + '/readyz')
+    const still = await call(first.url, 'GET', '/readyz')
     assert.equal(still.status, 200)
   })
 

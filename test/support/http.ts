@@ -1,6 +1,11 @@
-// Small HTTP helpers for end-to-end tests against a running orch server.
-import {request as httpRequest} from 'node:http'
+// Small HTTP(S) helpers for end-to-end tests against a running orch server. `orch server` serves HTTPS
+// only; a server started by startOrchServer registers its credentials here (registerServer), and requests
+// to its URL then trust its CA and present its admin client certificate, unless `as` says otherwise:
+// 'anonymous' (no credential), {token} (a bearer token) or {cert, key} (another client certificate).
+import {request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions as NodeRequestOptions} from 'node:http'
+import {request as httpsRequest} from 'node:https'
 import {gunzipSync} from 'node:zlib'
+import {Agent, fetch as undiciFetch, type Dispatcher, type RequestInit as UndiciRequestInit} from 'undici'
 
 export interface HttpResult {
   status: number
@@ -10,19 +15,100 @@ export interface HttpResult {
   json: any
 }
 
+/** What a client needs for one server: the CA its serving certificate verifies against (undefined: the
+ *  system roots) and the admin client certificate and key. PEM. */
+export interface ServerCredentials {
+  ca?: string
+  cert?: string
+  key?: string
+}
+
+/** Who a request is from: the server's admin (default), nobody, a bearer token, or a client certificate. */
+export type Caller = 'admin' | 'anonymous' | {token: string} | {cert: string; key: string}
+
+export interface RequestOptions {
+  as?: Caller
+}
+
+const servers = new Map<string, ServerCredentials>()
+const agents = new Map<string, Agent>()
+
+function origin(base: string): string {
+  return new URL(base).origin
+}
+
+/** Makes requests to `url` (its origin) use these credentials. */
+export function registerServer(url: string, credentials: ServerCredentials): void {
+  servers.set(origin(url), credentials)
+}
+
+/** Forgets a server's credentials and closes the connections kept to it. */
+export function forgetServer(url: string): void {
+  const key = origin(url)
+  servers.delete(key)
+  for (const [name, agent] of agents) {
+    if (name.startsWith(`${key}|`)) {
+      agents.delete(name)
+      void agent.destroy().catch(() => {})
+    }
+  }
+}
+
+/** The credentials registered for a URL's server, if any. */
+export function serverCredentials(url: string): ServerCredentials | undefined {
+  return servers.get(origin(url))
+}
+
+/** TLS options (ca, cert, key) and headers (Authorization) for a request to `base` made as `as`. */
+export function tlsOptions(base: string, as: Caller = 'admin'): {ca?: string; cert?: string; key?: string; headers: Record<string, string>} {
+  const known = servers.get(origin(base))
+  const out: {ca?: string; cert?: string; key?: string; headers: Record<string, string>} = {headers: {}}
+  if (known?.ca !== undefined) out.ca = known.ca
+  if (as === 'admin') {
+    if (known?.cert !== undefined && known.key !== undefined) {
+      out.cert = known.cert
+      out.key = known.key
+    }
+  } else if (as !== 'anonymous') {
+    if ('token' in as) out.headers.Authorization = `Bearer ${as.token}`
+    else {
+      out.cert = as.cert
+      out.key = as.key
+    }
+  }
+  return out
+}
+
+/** The undici dispatcher for an https URL (one per server and caller, kept for reuse); undefined for http. */
+function dispatcherFor(base: string, as: Caller): Dispatcher | undefined {
+  if (!base.startsWith('https:')) return undefined
+  const {ca, cert, key} = tlsOptions(base, as)
+  const name = `${origin(base)}|${typeof as === 'string' ? as : 'token' in as ? 'token' : `cert:${as.cert}`}`
+  let agent = agents.get(name)
+  if (!agent) {
+    agent = new Agent({connect: {ca, cert, key}})
+    agents.set(name, agent)
+  }
+  return agent
+}
+
 export async function call(
   base: string,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
+  options: RequestOptions = {},
 ): Promise<HttpResult> {
-  const init: RequestInit = {method, headers: {...headers}}
+  const as = options.as ?? 'admin'
+  const init: UndiciRequestInit = {method, headers: {...tlsOptions(base, as).headers, ...headers}}
   if (body !== undefined) {
     init.body = typeof body === 'string' || Buffer.isBuffer(body) ? (body as string) : JSON.stringify(body)
     ;(init.headers as Record<string, string>)['Content-Type'] ??= 'application/json'
   }
-  const response = await fetch(base + path, init)
+  const dispatcher = dispatcherFor(base, as)
+  if (dispatcher) init.dispatcher = dispatcher
+  const response = await undiciFetch(base + path, init)
   const raw = Buffer.from(await response.arrayBuffer())
   const text = raw.toString('utf8')
   let json: any
@@ -36,10 +122,17 @@ export async function call(
   return {status: response.status, headers: out, raw, text, json}
 }
 
+/** node:http or node:https request to base + path, with the TLS options and headers of `as`. */
+function nodeRequest(base: string, path: string, options: NodeRequestOptions, as: Caller, onResponse: (res: IncomingMessage) => void): ClientRequest {
+  const {headers, ...tls} = tlsOptions(base, as)
+  const merged = {...options, headers: {...headers, ...(options.headers as Record<string, string> | undefined)}}
+  return base.startsWith('https:') ? httpsRequest(base + path, {...merged, ...tls}, onResponse) : httpRequest(base + path, merged, onResponse)
+}
+
 /** A request that does not decompress, to see Content-Encoding as sent. */
-export function rawGet(base: string, path: string, headers: Record<string, string>): Promise<HttpResult> {
+export function rawGet(base: string, path: string, headers: Record<string, string>, options: RequestOptions = {}): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(base + path, {method: 'GET', headers}, (res) => {
+    const req = nodeRequest(base, path, {method: 'GET', headers}, options.as ?? 'admin', (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c) => chunks.push(c))
       res.on('end', () => {
@@ -71,9 +164,9 @@ export interface WatchStream {
 }
 
 /** Opens a watch (or any streaming GET) and collects newline-delimited JSON documents. */
-export function openWatch(base: string, path: string, headers: Record<string, string> = {}): Promise<WatchStream> {
+export function openWatch(base: string, path: string, headers: Record<string, string> = {}, options: RequestOptions = {}): Promise<WatchStream> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(base + path, {method: 'GET', headers}, (res) => {
+    const req = nodeRequest(base, path, {method: 'GET', headers}, options.as ?? 'admin', (res) => {
       const events: any[] = []
       const waiters: {n: number; resolve: (e: any[]) => void}[] = []
       let buffer = ''
