@@ -1,14 +1,17 @@
 import {Command, Flags} from '@oclif/core'
-import {runApply} from '../src/cli/apply.js'
-import {globalFlags} from '../src/cli/connect.js'
+import {dryRunModes, runApply} from '../src/cli/apply.js'
+import {booleanFlagValues} from '../src/cli/argv.js'
+import {connectOptions, globalFlags} from '../src/cli/connect.js'
 
 export default class Apply extends Command {
-  static override summary = 'Create or update objects from manifests.'
+  static override summary = 'Create or update objects from manifests (server-side apply).'
   static override description =
-    `Reads objects from YAML or JSON manifests (several documents per file, kind List unpacked) and brings each to the state the manifest gives: an absent object is created; a present one is replaced (PUT at its live resourceVersion) when a field the manifest gives differs, else left unchanged. Prints one line per object: "configmap/x created", "configured" or "unchanged". A namespaced object without a namespace goes to -n or the context's namespace. A manifest that cannot be parsed fails the command before anything is sent; an object the server refuses is reported on one line, the others are still applied, and the command exits 1.`
+    `Reads objects from YAML or JSON manifests (several documents per file, kind List unpacked) and applies each on the server: one PATCH with application/apply-patch+yaml, recorded in managedFields under --field-manager (default orch). The server creates an absent object and merges the manifest into a present one; prints one line per object, "configmap/x serverside-applied", as kubectl apply --server-side does. A field another manager owns with a different value is a conflict (one line, exit 1) unless --force-conflicts takes it over. --server-side=false uses create-or-replace instead (absent: created; present and different in a field the manifest gives: replaced, "configured"; else "unchanged"). A namespaced object without a namespace goes to -n or the context's namespace. A manifest that cannot be parsed fails the command before anything is sent; an object the server refuses is reported on one line, the others are still applied, and the command exits 1.`
   static override examples = [
     '<%= config.bin %> apply -f settings.yaml',
     '<%= config.bin %> apply -f manifests/ -n shop',
+    '<%= config.bin %> apply -f web.yaml --field-manager deploy-bot --force-conflicts',
+    '<%= config.bin %> apply -f web.yaml --dry-run=server',
     'cat app.json | <%= config.bin %> apply -f -',
   ]
 
@@ -19,17 +22,31 @@ export default class Apply extends Command {
       multiple: true,
       required: true,
     }),
+    'server-side': Flags.boolean({
+      description: 'server-side apply (default); --server-side=false: create-or-replace on the client',
+      default: true,
+      allowNo: true,
+    }),
+    'field-manager': Flags.string({description: 'the manager that owns the applied fields (default: orch)'}),
+    'force-conflicts': Flags.boolean({description: 'take over fields other managers own instead of failing with a conflict', default: false}),
+    'dry-run': Flags.option({
+      options: dryRunModes,
+      description: 'server: the server checks and answers but stores nothing; client: nothing is sent',
+      default: 'none',
+    })(),
     ...globalFlags,
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(Apply)
+    const argv = booleanFlagValues(this.argv, {'server-side': {allowNo: true}, 'force-conflicts': {allowNo: false}})
+    const {flags} = await this.parse(Apply, argv)
     await runApply({
-      server: flags.server,
-      kubeconfig: flags.kubeconfig,
-      context: flags.context,
-      namespace: flags.namespace,
+      ...connectOptions(flags),
       filenames: flags.filename,
+      serverSide: flags['server-side'],
+      fieldManager: flags['field-manager'],
+      forceConflicts: flags['force-conflicts'],
+      dryRun: flags['dry-run'],
     })
   }
 }

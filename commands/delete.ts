@@ -1,5 +1,5 @@
 import {Args, Command, Flags} from '@oclif/core'
-import {globalFlags} from '../src/cli/connect.js'
+import {connectOptions, globalFlags} from '../src/cli/connect.js'
 import {runDelete} from '../src/cli/delete.js'
 
 export default class Delete extends Command {
@@ -33,10 +33,7 @@ export default class Delete extends Command {
   async run(): Promise<void> {
     const {argv, flags} = await this.parse(Delete)
     await runDelete({
-      server: flags.server,
-      kubeconfig: flags.kubeconfig,
-      context: flags.context,
-      namespace: flags.namespace,
+      ...connectOptions(flags),
       args: argv as string[],
       filenames: flags.filename ?? [],
       selector: flags.selector,

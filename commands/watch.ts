@@ -1,5 +1,5 @@
 import {Args, Command, Flags} from '@oclif/core'
-import {globalFlags} from '../src/cli/connect.js'
+import {connectOptions, globalFlags} from '../src/cli/connect.js'
 import {runWatch} from '../src/cli/watch.js'
 
 export default class Watch extends Command {
@@ -28,10 +28,7 @@ export default class Watch extends Command {
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Watch)
     await runWatch({
-      server: flags.server,
-      kubeconfig: flags.kubeconfig,
-      context: flags.context,
-      namespace: flags.namespace,
+      ...connectOptions(flags),
       resource: args.kind,
       allNamespaces: flags['all-namespaces'],
       selector: flags.selector,

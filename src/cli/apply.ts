@@ -1,9 +1,12 @@
 // `orch apply -f FILE|DIR|-`: manifests (multi-document YAML, JSON, kind List) read from files, the
 // .yaml/.yml/.json files of a directory in name order, or stdin; each object created or brought up to date
-// through an ApplyStrategy. The strategy for now is create-or-replace (GET; absent: POST; present and
-// different in a field the manifest gives: PUT at the live resourceVersion); server-side apply will be
-// another strategy behind the same interface. A manifest that cannot be read fails the command before
-// anything is sent; an object the server refuses is reported on one line and the others still go.
+// through an ApplyStrategy. The default strategy is server-side apply (one PATCH with
+// application/apply-patch+yaml per object, fieldManager `orch` unless --field-manager, force=true with
+// --force-conflicts), printed as kubectl prints it: `configmap/x serverside-applied`. --server-side=false
+// keeps the older create-or-replace (GET; absent: POST; present and different in a field the manifest
+// gives: PUT at the live resourceVersion). A manifest that cannot be read fails the command before
+// anything is sent; an object the server refuses (an apply conflict included) is reported on one line and
+// the others still go.
 import {readFileSync, readdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import * as yaml from 'js-yaml'
@@ -173,6 +176,25 @@ export interface ApplyStrategy {
   apply(client: RestClient, info: ResourceInfo, locator: ResourceLocator, object: ManifestObject, source: string): Promise<ApplyResult>
 }
 
+/** --dry-run: none (write), server (the server does everything but store: dryRun=All), client (send no write). */
+export type DryRun = 'none' | 'server' | 'client'
+
+export const dryRunModes = ['none', 'server', 'client'] as const
+
+/** What a strategy is told besides the object. */
+export interface StrategyOptions {
+  /** the manager recorded in managedFields (server-side apply: required; create-or-replace: the server's default when absent) */
+  fieldManager?: string
+  /** server-side apply: take ownership of fields other managers hold (force=true) */
+  force?: boolean
+  dryRun?: DryRun
+}
+
+/** kubectl's suffix of the result line under --dry-run. */
+export function dryRunSuffix(dryRun: DryRun | undefined): string {
+  return dryRun === 'server' ? ' (server dry run)' : dryRun === 'client' ? ' (dry run)' : ''
+}
+
 /** A failed step of applying one object: kubectl's `error when creating "file": <server message>`. */
 class ApplyStepError extends ObjectError {
   constructor(step: string, source: string, cause: Error) {
@@ -208,37 +230,69 @@ function replacement(object: ManifestObject, live: AnyObject): AnyObject {
   return body
 }
 
-/** Create-or-replace: GET; absent → POST; present and different → PUT with the live resourceVersion. */
-export const createOrReplace: ApplyStrategy = {
-  async apply(client, info, locator, object, source) {
-    // a write conflict (created or changed in between) is retried from a fresh read
-    for (let attempt = 1; ; attempt++) {
-      const last = attempt >= 3
-      let live: AnyObject | undefined
+/**
+ * Server-side apply: the manifest is PATCHed as application/apply-patch+yaml (JSON is YAML); the server
+ * merges it into the live object, creating it when absent, and records the manager's fields. A conflict
+ * with another manager's fields (409) is the server's message on one line (`Apply failed with 1 conflict:
+ * conflict with "bob" using apps/v1: .spec.replicas`), as is any other refusal. --dry-run=client sends
+ * nothing.
+ */
+export function serverSideApply(options: StrategyOptions = {}): ApplyStrategy {
+  const fieldManager = options.fieldManager || 'orch'
+  return {
+    async apply(client, _info, locator, object) {
+      if (options.dryRun === 'client') return 'serverside-applied'
       try {
-        live = await client.get(locator)
+        await client.patch(locator, 'apply', object, {fieldManager, force: options.force || undefined, dryRun: options.dryRun === 'server' ? 'All' : undefined})
       } catch (error) {
-        if (!isApiStatusError(error) || error.code !== 404) throw step('retrieving current configuration of', source, error)
+        if (isApiStatusError(error)) throw new ObjectError(error.message)
+        throw error
       }
-      if (!live) {
+      return 'serverside-applied'
+    },
+  }
+}
+
+/** Create-or-replace: GET; absent → POST; present and different → PUT with the live resourceVersion. */
+export const createOrReplace: ApplyStrategy = createOrReplaceWith()
+
+/** Create-or-replace with a field manager and dry run (client: read, compare, write nothing). */
+export function createOrReplaceWith(options: StrategyOptions = {}): ApplyStrategy {
+  const writeOptions = {fieldManager: options.fieldManager, dryRun: options.dryRun === 'server' ? ('All' as const) : undefined}
+  const dryClient = options.dryRun === 'client'
+  return {
+    async apply(client, info, locator, object, source) {
+      // a write conflict (created or changed in between) is retried from a fresh read
+      for (let attempt = 1; ; attempt++) {
+        const last = attempt >= 3
+        let live: AnyObject | undefined
         try {
-          await client.create(locator, object)
-          return 'created'
+          live = await client.get(locator)
+        } catch (error) {
+          if (!isApiStatusError(error) || error.code !== 404) throw step('retrieving current configuration of', source, error)
+        }
+        if (!live) {
+          if (dryClient) return 'created'
+          try {
+            await client.create(locator, object, writeOptions)
+            return 'created'
+          } catch (error) {
+            if (!last && isApiStatusError(error) && error.code === 409) continue
+            throw step('creating', source, error)
+          }
+        }
+        if (containsManifest(live, comparable(object, info))) return 'unchanged'
+        if (dryClient) return 'configured'
+        try {
+          await client.update(locator, replacement(object, live), writeOptions)
+          return 'configured'
         } catch (error) {
           if (!last && isApiStatusError(error) && error.code === 409) continue
-          throw step('creating', source, error)
+          throw step('replacing', source, error)
         }
       }
-      if (containsManifest(live, comparable(object, info))) return 'unchanged'
-      try {
-        await client.update(locator, replacement(object, live))
-        return 'configured'
-      } catch (error) {
-        if (!last && isApiStatusError(error) && error.code === 409) continue
-        throw step('replacing', source, error)
-      }
-    }
-  },
+    },
+  }
 }
 
 /** API errors become the step's one-line error; others (the server unreachable) stop the command. */
@@ -251,11 +305,28 @@ function step(what: string, source: string, error: unknown): unknown {
 export interface ApplyOptions extends ConnectOptions {
   /** -f values: files, directories, `-` */
   filenames: string[]
+  /** server-side apply (default true); false: create-or-replace */
+  serverSide?: boolean
+  /** --field-manager (server-side apply default: orch) */
+  fieldManager?: string
+  /** --force-conflicts (server-side apply only) */
+  forceConflicts?: boolean
+  dryRun?: DryRun
+}
+
+/** The strategy the flags choose; a flag that does not fit it is a usage error. */
+export function strategyFor(options: Omit<ApplyOptions, 'filenames'>): ApplyStrategy {
+  const serverSide = options.serverSide ?? true
+  if (!serverSide && options.forceConflicts) throw new Error('--force-conflicts only works with --server-side')
+  const strategyOptions: StrategyOptions = {fieldManager: options.fieldManager, force: options.forceConflicts, dryRun: options.dryRun}
+  return serverSide ? serverSideApply(strategyOptions) : createOrReplaceWith(strategyOptions)
 }
 
 /** Runs `orch apply`; exit code 1 when any object failed (the others are still applied). */
-export function runApply(options: ApplyOptions, strategy: ApplyStrategy = createOrReplace): Promise<void> {
+export function runApply(options: ApplyOptions, chosen?: ApplyStrategy): Promise<void> {
   return withSession(options, async (session) => {
+    const strategy = chosen ?? strategyFor(options)
+    const suffix = dryRunSuffix(options.dryRun)
     const manifests = readManifests(options.filenames)
     if (manifests.length === 0) throw new Error('no objects passed to apply')
     let code = 0
@@ -265,7 +336,7 @@ export function runApply(options: ApplyOptions, strategy: ApplyStrategy = create
         const object = structuredClone(manifest.object)
         if (locator.namespace) object.metadata.namespace = locator.namespace
         const result = await strategy.apply(session.client, info, locator, object, manifest.source)
-        process.stdout.write(`${objectName(info, locator.name)} ${result}\n`)
+        process.stdout.write(`${objectName(info, locator.name)} ${result}${suffix}\n`)
       } catch (error) {
         // anything else (the server unreachable) stops the command at once
         if (!(error instanceof ObjectError)) throw error

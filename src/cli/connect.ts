@@ -1,10 +1,13 @@
 // How a client command reaches the server: the global flags (--server, --kubeconfig, --context,
-// -n/--namespace), the client built from them, and the one-line messages for what can go wrong on the way
-// (an API Status, a refused connection, a bad kubeconfig). The configuration path is generic: whatever
-// resolveClientConfig finds (plain HTTP now, TLS and tokens from the kubeconfig later) goes to RestClient.
+// -n/--namespace, --wire), the client built from them, and the one-line messages for what can go wrong on
+// the way (an API Status, a refused connection, a bad kubeconfig). The configuration path is generic:
+// whatever resolveClientConfig finds (TLS and tokens from the kubeconfig) goes to RestClient. Every
+// Warning header the server sends is printed on stderr as `Warning: <text>`, as kubectl does.
 import {Flags} from '@oclif/core'
-import {RestClient, isApiStatusError, resolveClientConfig, type ClientConfig} from '../client/index.js'
+import {RestClient, isApiStatusError, resolveClientConfig, type ClientConfig, type Wire} from '../client/index.js'
 import {fail} from './fail.js'
+
+export const wires = ['json', 'protobuf', 'cbor'] as const
 
 /** The flags every client command takes. */
 export const globalFlags = {
@@ -12,6 +15,12 @@ export const globalFlags = {
   kubeconfig: Flags.string({description: 'the kubeconfig file (default: first of $KUBECONFIG, else ~/.orch/config)', helpGroup: 'GLOBAL'}),
   context: Flags.string({description: 'the kubeconfig context to use (default: its current-context)', helpGroup: 'GLOBAL'}),
   namespace: Flags.string({char: 'n', description: "the namespace (default: the context's, else default)", helpGroup: 'GLOBAL'}),
+  wire: Flags.option({
+    options: wires,
+    description: 'the encoding to ask the server for in responses and watches (JSON where it has no other form)',
+    default: 'json',
+    helpGroup: 'GLOBAL',
+  })(),
 }
 
 export interface ConnectOptions {
@@ -19,6 +28,13 @@ export interface ConnectOptions {
   kubeconfig?: string
   context?: string
   namespace?: string
+  /** the response encoding (default json) */
+  wire?: Wire
+}
+
+/** The connection options of a command's parsed global flags. */
+export function connectOptions(flags: {server?: string; kubeconfig?: string; context?: string; namespace?: string; wire?: Wire}): ConnectOptions {
+  return {server: flags.server, kubeconfig: flags.kubeconfig, context: flags.context, namespace: flags.namespace, wire: flags.wire}
 }
 
 /** A client and what the command needs to know about where it points. */
@@ -49,6 +65,7 @@ export function connect(options: ConnectOptions): Session {
   try {
     client = new RestClient(config, {
       userAgent: 'orch-cli',
+      wire: options.wire ?? 'json',
       onWarning: (warning) => process.stderr.write(`Warning: ${warning}\n`),
     })
   } catch (error) {

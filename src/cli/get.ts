@@ -1,9 +1,21 @@
 // `orch get KIND [NAME...]`: the server's Table (default, wide) or the objects (json, yaml, name), by name
 // or as a list (label and field selectors, one namespace or all), optionally followed by a watch that
-// prints each change as it comes, with the columns lined up with the rows printed before.
+// prints each change as it comes, with the columns lined up with the rows printed before. The objects come
+// in the client's wire encoding (--wire); what is printed does not depend on it. `orch get --raw PATH`
+// prints the answer to a GET of PATH: as sent when it is JSON or text, decoded to JSON when --wire asked
+// for protobuf or CBOR and the server answered so.
 import type {AnyObject} from '../api/types.js'
-import {optionsQuery, resourcePath, watchEvents, type ResourceLocator, type RestClient} from '../client/index.js'
-import {isApiStatusError} from '../client/index.js'
+import {
+  ApiStatusError,
+  WIRE_ACCEPT,
+  decodeResponseBody,
+  isApiStatusError,
+  optionsQuery,
+  resourcePath,
+  watchEvents,
+  type ResourceLocator,
+  type RestClient,
+} from '../client/index.js'
 import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
 import {
   TABLE_ACCEPT,
@@ -14,6 +26,7 @@ import {
   isTableFormat,
   noResourcesMessage,
   outputFormat,
+  toJson,
   type OutputFormat,
   type Table,
 } from './printers.js'
@@ -36,6 +49,29 @@ const PAGE = 500
 /** Runs `orch get`; sets the exit code (1 when any named object could not be read). */
 export function runGet(options: GetOptions): Promise<void> {
   return withSession(options, (session) => get(session, options))
+}
+
+export interface RawGetOptions extends ConnectOptions {
+  /** an absolute API path, optionally with a query: /api/v1/namespaces?limit=1 */
+  path: string
+}
+
+const encodedTypes = new Set(['application/vnd.orch.protobuf', 'application/vnd.kubernetes.protobuf', 'application/cbor'])
+
+/** Runs `orch get --raw PATH`: the body of a GET, or its decoded JSON for a protobuf or CBOR answer. */
+export function runGetRaw(options: RawGetOptions): Promise<void> {
+  return withSession(options, async (session) => {
+    if (!options.path.startsWith('/')) throw new Error(`--raw takes an absolute path, e.g. /api/v1/namespaces (got "${options.path}")`)
+    const wire = session.client.wire
+    const accept = wire === 'json' ? 'application/json, */*' : `${WIRE_ACCEPT[wire]}, */*`
+    const response = await session.client.request({method: 'GET', path: options.path, accept})
+    const contentType = String(response.headers['content-type'] ?? '')
+    if (response.status < 200 || response.status > 299) throw ApiStatusError.fromResponse(response.status, response.body, contentType)
+    const type = contentType.split(';')[0].trim().toLowerCase()
+    if (encodedTypes.has(type)) process.stdout.write(toJson(decodeResponseBody(contentType, response.body)))
+    else process.stdout.write(response.body)
+    return 0
+  })
 }
 
 /** Exits quietly when stdout's reader goes away (`orch get -w | head`). */

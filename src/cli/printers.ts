@@ -2,8 +2,8 @@
 // humanised AGE all come from the server): no borders, upper-case headers, columns padded to their widest
 // cell plus 3 spaces and at least 6 wide (kubectl's tabwriter: minwidth 6, padding 3), the last column
 // unpadded; priority-0 columns only unless wide; a leading NAMESPACE column across namespaces. `json` and
-// `yaml` print one object as it is and several as kubectl's client-side `List`; `name` prints
-// `kind[.group]/name`.
+// `yaml` print one object as it is and several as kubectl's client-side `List`, keys sorted as kubectl
+// sorts them; `name` prints `kind[.group]/name`.
 import * as yaml from 'js-yaml'
 import {age} from '../api/columns.js'
 import type {AnyObject} from '../api/types.js'
@@ -166,14 +166,27 @@ export function listOf(items: AnyObject[], resourceVersion = ''): AnyObject {
   return {apiVersion: 'v1', items, kind: 'List', metadata: {resourceVersion}}
 }
 
-/** JSON as kubectl prints it: 4-space indent, newline-terminated. */
-export function toJson(value: unknown): string {
-  return JSON.stringify(value, null, 4) + '\n'
+/**
+ * The value with the keys of every object in sorted order, as kubectl prints objects (they are maps to it,
+ * and Go writes map keys sorted). The output is then the same whatever order the keys arrived in, so the
+ * same object read as JSON, protobuf or CBOR (--wire) prints the same.
+ */
+export function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys)
+  if (typeof value !== 'object' || value === null || value instanceof Uint8Array) return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key])
+  return out
 }
 
-/** YAML as kubectl prints it: block style, no line folding, no anchors. */
+/** JSON as kubectl prints it: keys sorted, 4-space indent, newline-terminated. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value), null, 4) + '\n'
+}
+
+/** YAML as kubectl prints it: keys sorted, block style, no line folding, no anchors. */
 export function toYaml(value: unknown): string {
-  return yaml.dump(value, {noRefs: true, lineWidth: -1, noArrayIndent: true, quotingType: '"'})
+  return yaml.dump(sortKeys(value), {noRefs: true, lineWidth: -1, noArrayIndent: true, quotingType: '"'})
 }
 
 /**

@@ -14,7 +14,9 @@ export {
 export {
   ApiStatusError,
   RestClient,
+  WIRE_ACCEPT,
   asStatus,
+  decodeResponseBody,
   isApiStatusError,
   optionsQuery,
   parseWarningHeaders,
@@ -32,6 +34,7 @@ export {
   type ResourceLocator,
   type RestClientOptions,
   type StreamResponse,
+  type Wire,
 } from './rest.js'
 export {
   JsonStreamDecoder,

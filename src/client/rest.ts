@@ -116,7 +116,8 @@ export interface RestClientOptions {
 
 export type Wire = 'json' | 'protobuf' | 'cbor'
 
-const WIRE_ACCEPT: Record<Wire, string> = {
+/** The Accept header that asks for each wire encoding (JSON where the server has no such form). */
+export const WIRE_ACCEPT: Record<Wire, string> = {
   json: 'application/json',
   protobuf: 'application/vnd.orch.protobuf, application/json',
   cbor: 'application/cbor, application/json',
@@ -326,6 +327,11 @@ export class RestClient {
   private readonly token?: string
   private readonly options: RestClientOptions
 
+  /** the encoding this client asks for in responses (watches included) */
+  get wire(): Wire {
+    return this.options.wire ?? 'json'
+  }
+
   constructor(config: Omit<ClientConfig, 'namespace'> & {namespace?: string}, options: RestClientOptions = {}) {
     let url: URL
     try {
@@ -401,7 +407,7 @@ export class RestClient {
 
   /** A request whose 2xx answer is JSON; other answers throw ApiStatusError. */
   async requestJson<T = AnyObject>(request: RawRequest): Promise<T> {
-    const wire = this.options.wire ?? 'json'
+    const wire = this.wire
     const response = await this.request(wire !== 'json' && !request.accept ? {...request, accept: WIRE_ACCEPT[wire]} : request)
     const contentType = String(response.headers['content-type'] ?? '')
     if (response.status < 200 || response.status > 299) throw ApiStatusError.fromResponse(response.status, response.body, contentType)

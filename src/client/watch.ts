@@ -2,8 +2,13 @@
 // server ends each with a newline, but chunk boundaries fall anywhere (inside an object, inside a UTF-8
 // character) and one chunk may hold several events, so the decoder finds object boundaries itself. An
 // ERROR event carries a Status (410 Expired/Gone when the resourceVersion is too old) and ends the watch.
-import type {AnyObject} from '../api/types.js'
-import {ApiStatusError, asStatus, resourcePath, type ResourceLocator, type RestClient} from './rest.js'
+// A client whose wire is protobuf or CBOR asks for that encoding; the stream is decoded by the Content-Type
+// the server answers: length-prefixed protobuf WatchEvent frames, a CBOR sequence, or JSON objects.
+import {allDeclarations} from '../api/index.js'
+import type {AnyObject, KindDeclaration} from '../api/types.js'
+import {CborSequenceReader} from '../machinery/cbor.js'
+import {decodeWatchEvent, WatchFrameReader} from '../machinery/protobuf.js'
+import {ApiStatusError, asStatus, resourcePath, WIRE_ACCEPT, type ResourceLocator, type RestClient, type Wire} from './rest.js'
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
 
@@ -20,7 +25,10 @@ export interface WatchOptions {
   sendInitialEvents?: boolean
   resourceVersionMatch?: string
   timeoutSeconds?: number
+  /** an `accept` here wins over the wire's */
   headers?: Record<string, string>
+  /** the encoding to ask for (default: the client's wire) */
+  wire?: Wire
 }
 
 export interface WatchHandlers<T = AnyObject> {
@@ -103,6 +111,46 @@ export class JsonStreamDecoder {
 
 const eventTypes = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR'])
 
+/** Turns the chunks of a watch stream into event values ({type, object}), in the stream's encoding. */
+export interface WatchStreamDecoder {
+  push(chunk: Uint8Array): unknown[]
+  /** the stream ended: an error when it ended inside an event */
+  end(): void
+}
+
+function declarationOf(locator: Pick<ResourceLocator, 'group' | 'version' | 'resource'>): KindDeclaration | undefined {
+  return allDeclarations.find((d) => d.group === locator.group && d.version === locator.version && d.resource === locator.resource)
+}
+
+/**
+ * The decoder for a watch stream of this Content-Type: protobuf frames (`application/vnd.orch.protobuf;
+ * stream=watch`, decoded with the schema of the locator's kind), a CBOR sequence (`application/cbor-seq`),
+ * else JSON objects.
+ */
+export function watchStreamDecoder(contentType: string | undefined, locator: Pick<ResourceLocator, 'group' | 'version' | 'resource'>): WatchStreamDecoder {
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
+  if (type === 'application/vnd.orch.protobuf' || type === 'application/vnd.kubernetes.protobuf') {
+    const frames = new WatchFrameReader()
+    const declaration = declarationOf(locator)
+    return {
+      push: (chunk) => frames.push(chunk).map((frame) => decodeWatchEvent(declaration, frame)),
+      end() {
+        if (frames.buffered > 0) throw new Error('watch stream ended inside an event')
+      },
+    }
+  }
+  if (type === 'application/cbor-seq' || type === 'application/cbor') {
+    const items = new CborSequenceReader()
+    return {
+      push: (chunk) => items.push(chunk),
+      end() {
+        if (items.buffered > 0) throw new Error('watch stream ended inside an event')
+      },
+    }
+  }
+  return new JsonStreamDecoder()
+}
+
 function toEvent<T>(value: unknown): WatchEvent<T> {
   const v = value as AnyObject
   if (typeof v !== 'object' || v === null || typeof v.type !== 'string' || !eventTypes.has(v.type)) {
@@ -139,6 +187,8 @@ export async function* watchEvents<T = AnyObject>(
   const abort = () => controller.abort()
   if (signal?.aborted) return
   signal?.addEventListener('abort', abort, {once: true})
+  const wire = options.wire ?? client.wire
+  const hasAccept = Object.keys(options.headers ?? {}).some((key) => key.toLowerCase() === 'accept')
   try {
     let response
     try {
@@ -155,6 +205,7 @@ export async function* watchEvents<T = AnyObject>(
           sendInitialEvents: options.sendInitialEvents === undefined ? undefined : String(options.sendInitialEvents),
           timeoutSeconds: options.timeoutSeconds,
         },
+        accept: wire !== 'json' && !hasAccept ? WIRE_ACCEPT[wire] : undefined,
         headers: options.headers,
         signal: controller.signal,
         timeoutMs: 0,
@@ -165,9 +216,11 @@ export async function* watchEvents<T = AnyObject>(
     }
     if (response.status < 200 || response.status > 299) {
       const body = Buffer.from(await response.body.arrayBuffer())
-      throw ApiStatusError.fromResponse(response.status, body)
+      const contentType = response.headers['content-type']
+      throw ApiStatusError.fromResponse(response.status, body, typeof contentType === 'string' ? contentType : undefined)
     }
-    const decoder = new JsonStreamDecoder()
+    const contentType = response.headers['content-type']
+    const decoder = watchStreamDecoder(typeof contentType === 'string' ? contentType : undefined, locator)
     try {
       for await (const chunk of response.body) {
         for (const value of decoder.push(chunk as Buffer)) {

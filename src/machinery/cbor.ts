@@ -38,3 +38,36 @@ function normalize(value: unknown): unknown {
   }
   return value
 }
+
+/**
+ * Splits a CBOR sequence (RFC 8742, `application/cbor-seq`: a watch stream) into its data items, however
+ * the bytes arrive: push() answers the items the chunk completes (each self-described or not), keeping an
+ * item cut off at the end for the next push.
+ */
+export class CborSequenceReader {
+  private buffer: Buffer = Buffer.alloc(0)
+
+  push(chunk: Uint8Array): unknown[] {
+    const incoming = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    this.buffer = this.buffer.length === 0 ? incoming : Buffer.concat([this.buffer, incoming])
+    if (this.buffer.length === 0) return []
+    const out: unknown[] = []
+    try {
+      decoder.decodeMultiple(this.buffer, (value: unknown) => {
+        out.push(value)
+      })
+      this.buffer = Buffer.alloc(0)
+    } catch (error) {
+      const e = error as {incomplete?: boolean; lastPosition?: number; message?: string}
+      if (!e?.incomplete) throw new CborError(`invalid CBOR: ${e?.message ?? String(error)}`)
+      // keep the item that is not complete yet (a copy: the chunk's memory may be reused)
+      this.buffer = Buffer.from(this.buffer.subarray(e.lastPosition ?? 0))
+    }
+    return out.map(normalize)
+  }
+
+  /** bytes of an incomplete item held back */
+  get buffered(): number {
+    return this.buffer.length
+  }
+}

@@ -1,5 +1,7 @@
-// `orch apply` and `orch delete` against a real server: create / configured / unchanged per object from
-// multi-document files, directories and stdin; one-line errors; kubectl's `configmap "x" deleted`.
+// `orch apply` and `orch delete` against a real server: server-side apply (the default) and
+// create-or-replace (--server-side=false: created / configured / unchanged) per object from multi-document
+// files, directories and stdin; one-line errors; kubectl's `configmap "x" deleted`. Server-side apply's own
+// rules (managers, conflicts, dry run) are in patch-apply.test.ts.
 import assert from 'node:assert/strict'
 import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
@@ -57,22 +59,22 @@ describe('orch apply and orch delete', () => {
     await server.cleanup()
   })
 
-  it('apply of a multi-document file creates each object, then reports unchanged, then configured', async () => {
+  it('apply --server-side=false of a multi-document file creates each object, then reports unchanged, then configured', async () => {
     const file = write('multi.yaml', manifest('one'))
-    const created = await orch(['apply', '-f', file])
+    const created = await orch(['apply', '-f', file, '--server-side=false'])
     assert.equal(created.code, 0, created.stderr)
     assert.equal(created.stdout, 'namespace/apply-ns created\nconfigmap/first created\nrolebinding.rbac.orch.io/binding created\n')
     const live = await get('/api/v1/namespaces/apply-ns/configmaps/first')
     assert.equal(live.status, 200)
     assert.deepEqual(live.json.data, {key: 'one'})
 
-    const again = await orch(['apply', '-f', file])
+    const again = await orch(['apply', '-f', file, '--server-side=false'])
     assert.equal(again.code, 0, again.stderr)
     assert.equal(again.stdout, 'namespace/apply-ns unchanged\nconfigmap/first unchanged\nrolebinding.rbac.orch.io/binding unchanged\n')
     assert.equal((await get('/api/v1/namespaces/apply-ns/configmaps/first')).json.metadata.resourceVersion, live.json.metadata.resourceVersion)
 
     write('multi.yaml', manifest('two'))
-    const changed = await orch(['apply', '-f', file])
+    const changed = await orch(['apply', '-f', file, '--server-side=false'])
     assert.equal(changed.code, 0, changed.stderr)
     assert.equal(changed.stdout, 'namespace/apply-ns unchanged\nconfigmap/first configured\nrolebinding.rbac.orch.io/binding unchanged\n')
     const updated = await get('/api/v1/namespaces/apply-ns/configmaps/first')
@@ -82,19 +84,22 @@ describe('orch apply and orch delete', () => {
 
   it('apply -f - reads JSON from stdin; an object without a namespace goes to -n', async () => {
     const input = JSON.stringify({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'from-stdin'}, data: {a: 'b'}})
-    const result = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
+    const result = await orch(['apply', '-f', '-', '-n', 'apply-ns', '--server-side=false'], input)
     assert.equal(result.code, 0, result.stderr)
     assert.equal(result.stdout, 'configmap/from-stdin created\n')
     assert.equal((await get('/api/v1/namespaces/apply-ns/configmaps/from-stdin')).status, 200)
-    const again = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
+    const again = await orch(['apply', '-f', '-', '-n', 'apply-ns', '--server-side=false'], input)
     assert.equal(again.stdout, 'configmap/from-stdin unchanged\n')
+    const applied = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
+    assert.equal(applied.stdout, 'configmap/from-stdin serverside-applied\n')
   })
 
   it('apply -f - reads multi-document YAML from stdin', async () => {
     const input = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s2}\ndata: {x: y}\n'
     const result = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
     assert.equal(result.code, 0, result.stderr)
-    assert.equal(result.stdout, 'configmap/s1 created\nconfigmap/s2 created\n')
+    assert.equal(result.stdout, 'configmap/s1 serverside-applied\nconfigmap/s2 serverside-applied\n')
+    assert.deepEqual((await get('/api/v1/namespaces/apply-ns/configmaps/s2')).json.data, {x: 'y'})
   })
 
   it('apply of a directory takes its .yaml, .yml and .json files in name order', async () => {
@@ -104,7 +109,7 @@ describe('orch apply and orch delete', () => {
     write('dir/notes.txt', 'not a manifest')
     const result = await orch(['apply', '-f', join(dir, 'dir'), '-n', 'apply-ns'])
     assert.equal(result.code, 0, result.stderr)
-    assert.equal(result.stdout, 'configmap/dir-a created\nconfigmap/dir-b created\nconfigmap/dir-c created\n')
+    assert.equal(result.stdout, 'configmap/dir-a serverside-applied\nconfigmap/dir-b serverside-applied\nconfigmap/dir-c serverside-applied\n')
   })
 
   it('apply of a malformed file is one line on stderr, exit 1, and nothing is sent', async () => {
@@ -128,9 +133,15 @@ describe('orch apply and orch delete', () => {
     )
     const result = await orch(['apply', '-f', file, '-n', 'apply-ns'])
     assert.equal(result.code, 1)
-    assert.equal(result.stdout, 'configmap/after-bad created\n')
+    assert.equal(result.stdout, 'configmap/after-bad serverside-applied\n')
     assert.equal(lines(result.stderr).length, 1, result.stderr)
-    assert.match(result.stderr, /^error: error when creating ".*partly\.yaml": ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value/)
+    assert.match(result.stderr, /^error: ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value/)
+
+    const replaced = await orch(['apply', '-f', file, '-n', 'apply-ns', '--server-side=false'])
+    assert.equal(replaced.code, 1)
+    assert.equal(replaced.stdout, 'configmap/after-bad unchanged\n')
+    assert.equal(lines(replaced.stderr).length, 1, replaced.stderr)
+    assert.match(replaced.stderr, /^error: error when creating ".*partly\.yaml": ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value/)
   })
 
   it('apply of an unknown kind names the object and the kind, exit 1', async () => {
