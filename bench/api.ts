@@ -15,8 +15,10 @@
 // the run if it overstays.
 import {spawn, type ChildProcess} from 'node:child_process'
 import {mkdirSync, readFileSync, rmSync} from 'node:fs'
-import {createServer} from 'node:http'
-import {resolve} from 'node:path'
+import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
+import {createServer as createHttpsServer} from 'node:https'
+import {availableParallelism, loadavg} from 'node:os'
+import {join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Pool, type Dispatcher} from 'undici'
 import {orchBin, startOrchServer, tempDir, type RunningOrch} from '../test/support/server.js'
@@ -41,17 +43,18 @@ const PROFILE_DIR = flag('profile-server') ? resolve(flag('profile-server')!) : 
 
 const CONFIG = QUICK
   ? {
-      createCount: 2_000,
-      createWarmup: 300,
+      createCount: 1_000,
+      createWarmup: 200,
       createTrials: 1,
-      listItems: 2_000,
+      listItems: 1_000,
       listRuns: 5,
       gzipRuns: 2,
-      watchers: 100,
-      writesPerSecond: 100,
+      watchers: 50,
+      writesPerSecond: 50,
       writeSeconds: 5,
       warmupSeconds: 0.5,
       watchdogMs: 90_000,
+      budgetMs: 25_000,
     }
   : {
       createCount: 10_000,
@@ -65,16 +68,21 @@ const CONFIG = QUICK
       writeSeconds: 30,
       warmupSeconds: 1,
       watchdogMs: 290_000,
+      /** fallback P3 attempts start only if they can end within this */
+      budgetMs: 235_000,
     }
 if (flag('watchers')) CONFIG.watchers = Number(flag('watchers'))
 
 const CONCURRENCY = 16
 /** ConfigMaps the P3 writer updates round-robin (unconditional PUT, so conflicts are rare) */
 const WATCH_OBJECTS = 64
-/** P3 gives up on a watcher count when delivery lags this far behind the writes */
+/** P3 gives up on a watcher count when delivery lags this far behind the acknowledged writes */
 const MAX_LAG_SECONDS = 10
+/** ... or when this many seconds' worth of writes wait for their response: the server cannot
+ *  sustain the write rate with that many watchers */
+const SATURATION_SECONDS = 5
 /** after the last write, how long delivery may take before the attempt counts as failed */
-const DRAIN_MS = 15_000
+const DRAIN_MS = 10_000
 const BODY_BYTES = 1024
 
 const SELF = fileURLToPath(import.meta.url)
@@ -118,7 +126,10 @@ function note(text: string): void {
 // ---------------------------------------------------------------------------------------------
 // children: orch servers and the bare node:http server; all of them die with this process
 
-const orchServers = new Set<RunningOrch>()
+/** What the bench uses of a running orch server (test/support/server.ts's RunningOrch has more). */
+type OrchServer = Pick<RunningOrch, 'url' | 'dataDir' | 'child' | 'stop' | 'cleanup'> & {home?: string}
+
+const orchServers = new Set<OrchServer>()
 const bareChildren = new Set<ChildProcess>()
 const pools = new Set<Dispatcher>()
 
@@ -126,6 +137,7 @@ function killEverything(): void {
   for (const server of orchServers) {
     server.child.kill('SIGKILL')
     rmSync(server.dataDir, {recursive: true, force: true})
+    if (server.home) rmSync(server.home, {recursive: true, force: true})
   }
   orchServers.clear()
   for (const child of bareChildren) child.kill('SIGKILL')
@@ -142,7 +154,7 @@ function installExitHooks(): void {
   }
 }
 
-async function startOrch(): Promise<RunningOrch> {
+async function startOrch(): Promise<OrchServer> {
   const server = PROFILE_DIR ? await startProfiledOrch(PROFILE_DIR) : await startOrchServer([])
   orchServers.add(server)
   return server
@@ -150,10 +162,14 @@ async function startOrch(): Promise<RunningOrch> {
 
 /** As startOrchServer, with `node --cpu-prof` (not allowed in NODE_OPTIONS): the profile is written
  *  when the server exits after SIGTERM. */
-async function startProfiledOrch(profileDir: string): Promise<RunningOrch> {
+async function startProfiledOrch(profileDir: string): Promise<OrchServer> {
   mkdirSync(profileDir, {recursive: true})
   const dataDir = tempDir('orch-bench-')
+  // its own HOME, as startOrchServer gives it: the server writes ~/.orch/config
+  const home = join(dataDir, 'home')
+  mkdirSync(home)
   const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, orchBin, 'server', '--data-dir', dataDir, '--port', '0'], {
+    env: {...process.env, HOME: home},
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
@@ -180,7 +196,6 @@ async function startProfiledOrch(profileDir: string): Promise<RunningOrch> {
     url,
     dataDir,
     child,
-    logs: () => output,
     stop,
     async cleanup() {
       await stop()
@@ -189,15 +204,16 @@ async function startProfiledOrch(profileDir: string): Promise<RunningOrch> {
   }
 }
 
-async function stopOrch(server: RunningOrch): Promise<void> {
+async function stopOrch(server: OrchServer): Promise<void> {
   await server.cleanup()
   orchServers.delete(server)
 }
 
 /** The baseline server: node:http, JSON.parse of each body, 201 with the body. Runs in a child
- *  (this file with --bare-server) so that it has a process to itself, as orch does. */
-function runBareServer(): void {
-  const server = createServer((request, response) => {
+ *  (this file with --bare-server) so that it has a process to itself, as orch does. With a PKI dir
+ *  it is node:https with orch's serving certificate, asking for a client certificate as orch does. */
+function runBareServer(pkiDir: string | undefined): void {
+  const handler = (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
@@ -211,10 +227,22 @@ function runBareServer(): void {
       response.writeHead(201, {'Content-Type': 'application/json', 'Content-Length': body.length})
       response.end(body)
     })
-  })
+  }
+  const server = pkiDir
+    ? createHttpsServer(
+        {
+          cert: readFileSync(join(pkiDir, 'apiserver.crt')),
+          key: readFileSync(join(pkiDir, 'apiserver.key')),
+          ca: readFileSync(join(pkiDir, 'client-ca.crt')),
+          requestCert: true,
+          rejectUnauthorized: false,
+        },
+        handler,
+      )
+    : createServer(handler)
   server.listen(0, '127.0.0.1', () => {
     const address = server.address()
-    process.stdout.write(`serving url=http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`)
+    process.stdout.write(`serving url=${pkiDir ? 'https' : 'http'}://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`)
   })
   // the parent holds our stdin: when it goes, so do we
   process.stdin.on('end', () => process.exit(0))
@@ -222,8 +250,8 @@ function runBareServer(): void {
   process.stdin.resume()
 }
 
-async function startBare(): Promise<{url: string; child: ChildProcess}> {
-  const child = spawn(process.execPath, [SELF, '--bare-server'], {stdio: ['pipe', 'pipe', 'inherit']})
+async function startBare(pkiDir?: string): Promise<{url: string; child: ChildProcess}> {
+  const child = spawn(process.execPath, [SELF, '--bare-server', ...(pkiDir ? ['--pki', pkiDir] : [])], {stdio: ['pipe', 'pipe', 'inherit']})
   bareChildren.add(child)
   const url = await new Promise<string>((resolveUrl, reject) => {
     let output = ''
@@ -274,6 +302,21 @@ function childRssMiB(pid: number | undefined): number {
 interface Endpoint {
   url: string
   tls?: {ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; servername?: string}
+}
+
+/** How to reach an orch server: over https (which `orch server` serves), trust the CA in its data
+ *  dir and present its admin client certificate. */
+function orchEndpoint(server: OrchServer): Endpoint {
+  if (!server.url.startsWith('https:')) return {url: server.url}
+  const dir = pkiDir(server)
+  return {
+    url: server.url,
+    tls: {ca: readFileSync(join(dir, 'ca.crt')), cert: readFileSync(join(dir, 'admin.crt')), key: readFileSync(join(dir, 'admin.key'))},
+  }
+}
+
+function pkiDir(server: OrchServer): string {
+  return join(server.dataDir, 'pki')
 }
 
 function pool(endpoint: Endpoint, connections: number, options: Pool.Options = {}): Pool {
@@ -348,26 +391,37 @@ async function createLoad(p: Pool, path: string, count: number, concurrency: num
 interface P1Result {
   orch: number
   bare: number
+  /** bare node:http without TLS (NaN when orch itself serves plain http) */
+  plain: number
   ratio: number
   rows: Cell[][]
+  tls: boolean
 }
 
 async function p1(): Promise<P1Result> {
   const ns = 'bench-create'
   const path = `/api/v1/namespaces/${ns}/configmaps`
   const orch = await startOrch()
-  const bare = await startBare()
-  const orchPool = pool({url: orch.url}, CONCURRENCY)
-  const barePool = pool({url: bare.url}, CONCURRENCY)
+  const endpoint = orchEndpoint(orch)
+  const tls = endpoint.tls !== undefined
+  // the baseline speaks what orch speaks (https with the same certificates, or http); plain http is
+  // measured too, to show what TLS costs
+  const bare = await startBare(tls ? pkiDir(orch) : undefined)
+  const plain = tls ? await startBare() : undefined
+  const orchPool = pool(endpoint, CONCURRENCY)
+  const barePool = pool({url: bare.url, tls: endpoint.tls}, CONCURRENCY)
+  const plainPool = plain ? pool({url: plain.url}, CONCURRENCY) : undefined
   const rows: Cell[][] = []
   const ratios: number[] = []
   const orchRates: number[] = []
   const bareRates: number[] = []
+  const plainRates: number[] = []
   try {
     await createNamespace(orchPool, ns)
     const body = (run: string) => (i: number) => JSON.stringify(configMap(ns, `${run}-${i}`))
     await createLoad(orchPool, path, CONFIG.createWarmup, CONCURRENCY, body('warmup'))
     await createLoad(barePool, path, CONFIG.createWarmup, CONCURRENCY, body('warmup'))
+    if (plainPool) await createLoad(plainPool, path, CONFIG.createWarmup, CONCURRENCY, body('warmup'))
     // alternate, and take each ratio within one trial: the machine's speed drifts less between neighbours
     for (let trial = 0; trial < CONFIG.createTrials; trial++) {
       const orchCpu = childCpuSeconds(orch.child.pid)
@@ -380,6 +434,8 @@ async function p1(): Promise<P1Result> {
       const bareSeconds = await createLoad(barePool, path, CONFIG.createCount, CONCURRENCY, body(`t${trial}`))
       const bareServerCpu = childCpuSeconds(bare.child.pid) - bareCpu
       const bareClientCpu = cpuSeconds(process.cpuUsage(benchCpu))
+      const plainRate = plainPool ? CONFIG.createCount / (await createLoad(plainPool, path, CONFIG.createCount, CONCURRENCY, body(`t${trial}`))) : NaN
+      plainRates.push(plainRate)
       const orchRate = CONFIG.createCount / orchSeconds
       const bareRate = CONFIG.createCount / bareSeconds
       orchRates.push(orchRate)
@@ -395,15 +451,18 @@ async function p1(): Promise<P1Result> {
         percent(bareServerCpu, bareSeconds),
         percent(bareClientCpu, bareSeconds),
         orchRate / bareRate,
+        plainRate,
       ])
     }
   } finally {
     await closePool(orchPool)
     await closePool(barePool)
+    if (plainPool) await closePool(plainPool)
     stopBare(bare.child)
+    if (plain) stopBare(plain.child)
     await stopOrch(orch)
   }
-  return {orch: median(orchRates), bare: median(bareRates), ratio: median(ratios), rows}
+  return {orch: median(orchRates), bare: median(bareRates), plain: median(plainRates), ratio: median(ratios), rows, tls}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,8 +493,9 @@ async function p2(): Promise<P2Result> {
   const ns = 'bench-list'
   const path = `/api/v1/namespaces/${ns}/configmaps`
   const orch = await startOrch()
-  const writers = pool({url: orch.url}, CONCURRENCY)
-  const reader = pool({url: orch.url}, 1)
+  const endpoint = orchEndpoint(orch)
+  const writers = pool(endpoint, CONCURRENCY)
+  const reader = pool(endpoint, 1)
   try {
     await createNamespace(writers, ns)
     const createSeconds = await createLoad(writers, path, CONFIG.listItems, CONCURRENCY, (i) =>
@@ -650,9 +710,12 @@ class Watcher implements Dispatcher.DispatchHandler {
   }
 }
 
+type P3Failure = 'open' | 'saturated' | 'lag' | 'incomplete' | 'error'
+
 interface P3Result {
   watchers: number
   ok: boolean
+  failure?: P3Failure
   reason?: string
   writes: number
   writeSeconds: number
@@ -674,10 +737,11 @@ async function p3Attempt(watcherCount: number): Promise<P3Result> {
   const writes = Math.round(rate * CONFIG.writeSeconds)
   const warmupWrites = Math.round(rate * CONFIG.warmupSeconds)
   const orch = await startOrch()
-  const setup = pool({url: orch.url}, 4)
-  const writer = pool({url: orch.url}, CONCURRENCY)
+  const endpoint = orchEndpoint(orch)
+  const setup = pool(endpoint, 4)
+  const writer = pool(endpoint, CONCURRENCY)
   // one connection per watch: a streaming response holds its connection for as long as it lasts
-  const watchPool = pool({url: orch.url}, watcherCount, {bodyTimeout: 0, headersTimeout: 30_000})
+  const watchPool = pool(endpoint, watcherCount, {bodyTimeout: 0, headersTimeout: 30_000})
   const histogram = new Histogram()
   const writeAcks = new Histogram()
   const result: P3Result = {
@@ -730,6 +794,7 @@ async function p3Attempt(watcherCount: number): Promise<P3Result> {
       try {
         await Promise.all(batch)
       } catch (error) {
+        result.failure = 'open'
         result.reason = `could not open watch ${watchers.length} of ${watcherCount}: ${(error as Error).message}`
         return result
       }
@@ -754,10 +819,13 @@ async function p3Attempt(watcherCount: number): Promise<P3Result> {
       }
       return rv
     }
+    const progress = {issued: 0, acked: 0}
     const paced = (count: number, measured: boolean) =>
       new Promise<{seconds: number; maxRv: number}>((resolveWrites, rejectWrites) => {
         let issued = 0
         let done = 0
+        progress.issued = 0
+        progress.acked = 0
         let maxRv = 0
         const started = performance.now()
         const tick = () => {
@@ -765,9 +833,11 @@ async function p3Attempt(watcherCount: number): Promise<P3Result> {
           if (failed) return rejectWrites(new Error(failed))
           const due = Math.min(count, Math.floor(((performance.now() - started) / 1000) * rate) + 1)
           while (issued < due) {
-            write(issued++, measured).then(
+            progress.issued = ++issued
+            write(issued - 1, measured).then(
               (rv) => {
                 maxRv = Math.max(maxRv, rv)
+                progress.acked++
                 if (++done === count) resolveWrites({seconds: (performance.now() - started) / 1000, maxRv})
               },
               (error: Error) => {
@@ -792,17 +862,29 @@ async function p3Attempt(watcherCount: number): Promise<P3Result> {
     const elu = performance.eventLoopUtilization()
     const serverCpu = childCpuSeconds(orch.child.pid)
     const started = performance.now()
-    let abort: (reason: string) => void = () => {}
-    const aborted = new Promise<never>((_, reject) => (abort = (reason) => reject(new Error(reason))))
+    let abort: (kind: P3Failure, reason: string) => void = () => {}
+    const aborted = new Promise<never>((_, reject) => (abort = (kind, reason) => {
+      result.failure ??= kind
+      reject(new Error(reason))
+    }))
     aborted.catch(() => {})
     monitor = setInterval(() => {
       const broken = watchers.find((w) => w.failure)
-      if (broken) return abort(`watcher ${broken.index}: ${broken.failure}`)
+      if (broken) return abort('incomplete', `watcher ${broken.index}: ${broken.failure}`)
+      const waiting = progress.issued - progress.acked
+      if (waiting > SATURATION_SECONDS * rate) {
+        const seconds = (performance.now() - started) / 1000
+        return abort(
+          'saturated',
+          `the server cannot sustain ${rate} writes/s with ${watcherCount.toLocaleString('en-US')} watchers: after ${seconds.toFixed(1)} s, ` +
+            `${waiting.toLocaleString('en-US')} writes were waiting for a response (${Math.round(progress.acked / seconds)} writes/s acknowledged)`,
+        )
+      }
       let delivered = 0
       for (const w of watchers) delivered += w.count
       const lagEvents = run.acks.size * watcherCount - delivered
       if (lagEvents > MAX_LAG_SECONDS * rate * watcherCount) {
-        abort(`delivery fell more than ${MAX_LAG_SECONDS} s behind the writes (${lagEvents.toLocaleString('en-US')} events pending)`)
+        abort('lag', `delivery fell more than ${MAX_LAG_SECONDS} s behind the writes (${lagEvents.toLocaleString('en-US')} events pending)`)
       }
     }, 250)
 
@@ -820,7 +902,9 @@ async function p3Attempt(watcherCount: number): Promise<P3Result> {
         clearTimeout(drainTimer)
       }
     } catch (error) {
+      result.failure ??= (error as Error).message.startsWith('not every event') ? 'lag' : 'error'
       result.reason = (error as Error).message
+      result.achievedWriteRate = progress.acked / ((performance.now() - started) / 1000)
     }
     const finished = performance.now()
     clearInterval(monitor)
@@ -843,7 +927,14 @@ async function p3Attempt(watcherCount: number): Promise<P3Result> {
       }
       const wrong = watchers.find((w) => w.failure || w.count !== writes || w.rvSum !== ackSum || w.lastRv !== ackMax)
       if (wrong) {
+        result.failure = 'incomplete'
         result.reason = `watcher ${wrong.index}: ${wrong.failure ?? `got ${wrong.count} of ${writes} events (last ${wrong.lastRv}, want ${ackMax})`}`
+      } else if (result.achievedWriteRate < 0.95 * rate) {
+        // every event arrived, but the writes fell behind their schedule: the server did not keep up
+        result.failure = 'saturated'
+        result.reason =
+          `every watcher got every event in order, but the server acknowledged only ${result.achievedWriteRate.toFixed(0)} of ` +
+          `${rate} writes/s with ${watcherCount.toLocaleString('en-US')} watchers (PUT p99 ${result.writeAckP99.toFixed(0)} ms)`
       } else {
         result.ok = true
       }
@@ -863,15 +954,33 @@ async function p3Attempt(watcherCount: number): Promise<P3Result> {
   }
 }
 
-async function p3(): Promise<{attempts: P3Result[]; best: P3Result | undefined}> {
+/** The largest 1, 2 or 5 x 10^k at or below n (at least 1). */
+function niceFloor(n: number): number {
+  if (n < 1) return 1
+  const power = 10 ** Math.floor(Math.log10(n))
+  for (const step of [5, 2, 1]) if (step * power <= n) return step * power
+  return power
+}
+
+/** Tries the full watcher count; when it does not work, the next count tried is what the failed
+ *  attempt's delivery rate suggests the server can carry (80 % of acked writes/s x watchers, divided
+ *  by the write rate), at most half the last count: until one works or the time budget ends. */
+async function p3(deadline: number): Promise<{attempts: P3Result[]; best: P3Result | undefined; skipped: number[]}> {
   const attempts: P3Result[] = []
-  const counts = [CONFIG.watchers, Math.floor(CONFIG.watchers / 2), Math.floor(CONFIG.watchers / 4)].filter((n) => n > 0)
-  for (const count of counts) {
+  // the longest an attempt can take: setup, warm-up, the writes, the drain
+  const attemptBudgetMs = (CONFIG.warmupSeconds + CONFIG.writeSeconds) * 1000 + DRAIN_MS + 10_000
+  let count = CONFIG.watchers
+  for (;;) {
     const attempt = await p3Attempt(count)
     attempts.push(attempt)
-    if (attempt.ok) return {attempts, best: attempt}
+    if (attempt.ok) return {attempts, best: attempt, skipped: []}
+    if (count <= 1) return {attempts, best: undefined, skipped: []}
+    // (when the watches could not even be opened, there is no rate to go by: half as many)
+    const carried = (0.8 * attempt.achievedWriteRate * count) / CONFIG.writesPerSecond
+    const next = Number.isFinite(carried) ? Math.min(Math.floor(count / 2), niceFloor(carried)) : Math.floor(count / 2)
+    if (performance.now() + attemptBudgetMs > deadline) return {attempts, best: undefined, skipped: [next]}
+    count = Math.max(1, next)
   }
-  return {attempts, best: undefined}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -892,21 +1001,25 @@ async function main(): Promise<void> {
   console.log(
     `api bench${QUICK ? ' (--quick)' : ''}: orch server child, ~${BODY_BYTES} B ConfigMaps, undici ${CONCURRENCY}-connection pool; node ${process.version}`,
   )
+  console.log(`machine: ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start`)
   const goals: Cell[][] = []
 
   if (ONLY.has('p1')) {
     const r = await p1()
     table(
-      `P1 creates: ${CONFIG.createCount.toLocaleString('en-US')} POSTs per run, ${CONCURRENCY} connections (after ${CONFIG.createWarmup.toLocaleString('en-US')} warm-up each)`,
-      ['trial', 'orch creates/s', 'server CPU %', 'client CPU %', 'bare node:http req/s', 'server CPU %', 'client CPU %', 'orch/bare'],
+      `P1 creates: ${CONFIG.createCount.toLocaleString('en-US')} POSTs per run, ${CONCURRENCY} connections (after ${CONFIG.createWarmup.toLocaleString('en-US')} warm-up each)` +
+        (r.tls ? '; orch and the baseline over https with client certificates' : ''),
+      ['trial', 'orch creates/s', 'server CPU %', 'client CPU %', `bare node:${r.tls ? 'https' : 'http'} req/s`, 'server CPU %', 'client CPU %', 'orch/bare', 'bare node:http req/s (no TLS)'],
       r.rows,
     )
+    const bareName = `bare node:${r.tls ? 'https' : 'http'}`
     table('P1 summary (medians)', ['figure', 'value'], [
       ['orch ConfigMap creates/s', r.orch],
-      ['bare node:http (JSON.parse, 201 + body) req/s', r.bare],
+      [`${bareName} (JSON.parse, 201 + body) req/s`, r.bare],
+      ...(r.tls ? [['bare node:http, no TLS, req/s (for context)', r.plain] as Cell[]] : []),
       ['orch/bare (median of per-trial ratios)', r.ratio],
     ])
-    goals.push(['P1 creates/s vs bare node:http', '>= 0.50x', `${r.ratio.toFixed(2)}x`, verdict(r.ratio >= 0.5)])
+    goals.push([`P1 creates/s vs ${bareName}`, '>= 0.50x', `${r.ratio.toFixed(2)}x`, verdict(r.ratio >= 0.5)])
   }
 
   if (ONLY.has('p2')) {
@@ -932,10 +1045,10 @@ async function main(): Promise<void> {
       `\nP3 watch: ${CONFIG.writesPerSecond} writes/s for ${CONFIG.writeSeconds} s (after ${CONFIG.warmupSeconds} s of warm-up writes), ` +
         `${CONFIG.watchers.toLocaleString('en-US')} watchers on one namespace`,
     )
-    const {attempts, best} = await p3()
+    const {attempts, best, skipped} = await p3(startedAt + CONFIG.budgetMs)
     const rows: Cell[][] = attempts.map((a) => [
       a.watchers,
-      a.ok ? 'yes' : 'no',
+      a.ok ? 'yes' : `no: ${a.failure}`,
       a.achievedWriteRate,
       a.delivered,
       a.delivered / a.deliverySeconds,
@@ -944,18 +1057,28 @@ async function main(): Promise<void> {
       a.histogram.max,
       a.writeAckP99,
       a.serverCpuPercent,
+      ((a.serverCpuPercent / 100) * a.deliverySeconds * 1e6) / a.delivered,
       a.benchCpuPercent,
       a.serverPeakRssMiB,
     ])
     table(
       'P3 results (latency: write-ack -> delivery, per watcher per event, ms)',
-      ['watchers', 'complete', 'writes/s', 'events', 'events/s', 'p50', 'p99', 'max', 'PUT p99', 'orch CPU %', 'bench CPU %', 'orch RSS MiB'],
+      ['watchers', 'complete', 'writes/s acked', 'events', 'events/s', 'p50', 'p99', 'max', 'PUT p99', 'orch CPU %', 'orch CPU us/event', 'bench CPU %', 'orch peak RSS MiB'],
       rows,
     )
+    note('events/s: events delivered (summed over watchers) per second of the measured phase; PUT p99: write request -> response;')
+    note('orch CPU us/event: the server process\'s CPU time (user + system, without the kernel\'s loopback softirq work) per delivered event')
     const full = attempts[0]
     if (!full.ok) {
-      note(`${full.watchers.toLocaleString('en-US')} watchers did NOT run here: ${full.reason}`)
+      const where =
+        full.failure === 'open'
+          ? 'this bench process could not hold that many watch streams'
+          : full.failure === 'saturated'
+            ? 'the server could not keep up (the bench process could: see bench CPU %)'
+            : 'not every watcher got every event in time'
+      note(`${full.watchers.toLocaleString('en-US')} watchers did NOT work on this machine (${where}): ${full.reason}`)
       note(best ? `largest count that worked: ${best.watchers.toLocaleString('en-US')} watchers` : 'no watcher count tried worked')
+      if (skipped.length > 0) note(`not tried, for lack of time in the run's budget: ${skipped.join(', ')} watchers (and fewer)`)
     }
     if (best) {
       const p99 = best.histogram.percentile(99)
@@ -971,12 +1094,12 @@ async function main(): Promise<void> {
   }
 
   if (goals.length > 0) table('goals', ['goal', 'target', 'measured', 'verdict'], goals)
-  console.log(`\n(total ${((performance.now() - startedAt) / 1000).toFixed(0)} s)`)
+  console.log(`\n(total ${((performance.now() - startedAt) / 1000).toFixed(0)} s; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at end)`)
   clearTimeout(watchdog)
 }
 
 if (argv.includes('--bare-server')) {
-  runBareServer()
+  runBareServer(flag('pki') || undefined)
 } else {
   installExitHooks()
   main().then(

@@ -45,6 +45,8 @@ export interface SendOptions {
   serializer?: Serializer
   /** the kind served, for encodings that need its schema (protobuf) */
   declaration?: KindDeclaration
+  /** the value is already the encoded body (a Buffer) */
+  preEncoded?: boolean
   pretty?: boolean
   /** compress: a get or list whose client accepts gzip, with APIResponseCompression on */
   gzip?: boolean
@@ -66,7 +68,7 @@ export function send(response: ServerResponse, code: number, value: unknown, opt
     response.end()
     return
   }
-  let body = encodeBody(value, serializer, options.pretty ?? false, options.declaration)
+  let body = options.preEncoded ? (value as Buffer) : encodeBody(value, serializer, options.pretty ?? false, options.declaration)
   const headers: Record<string, string | number> = {
     'Content-Type': serializer.mediaType,
     'Cache-Control': 'no-cache, private',

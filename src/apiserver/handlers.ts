@@ -13,8 +13,8 @@ import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Seri
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, type ResourceRegistry} from './registry.js'
 import {replicasFromScale, toScale} from './scale.js'
-import {listView, objectView} from './views.js'
-import {serveWatch} from './watch.js'
+import {listMetaOf, listView, objectView} from './views.js'
+import {cachedJson, serveWatch} from './watch.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
 export const MERGE_PATCH = 'application/merge-patch+json'
@@ -169,6 +169,12 @@ export class ResourceHandler {
         resourceVersion: query.get('resourceVersion') ?? undefined,
         resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
       })
+      if (!negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty) {
+        // each item's JSON is computed once per version of the object, shared with watches
+        const head = JSON.stringify({kind: `${declaration.kind}List`, apiVersion: registry.apiVersion, metadata: listMetaOf(result)})
+        const text = `${head.slice(0, -1)},"items":[${result.items.map(cachedJson).join(',')}]}\n`
+        return send(response, 200, Buffer.from(text), {serializer: negotiated.serializer, gzip, preEncoded: true})
+      }
       const body = listView(declaration, registry.apiVersion, result, negotiated.view, now, includeObject)
       return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})
     }
