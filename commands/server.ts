@@ -1,5 +1,6 @@
 import {Command, Flags} from '@oclif/core'
 import {CONTROLLER_NAMES, parseControllers, type ControllerName} from '../src/apiserver/controllers.js'
+import {parseAuthorizationModes, type AuthorizationMode} from '../src/apiserver/authorize.js'
 import {defaultDataDir, runServer} from '../src/apiserver/main.js'
 import {parseDuration} from '../src/machinery/duration.js'
 import {FEATURES, parseFeatureGates, type FeatureGates} from '../src/machinery/features.js'
@@ -58,6 +59,15 @@ certificate and an admin client certificate in <data-dir>/pki, then writes <data
       default: [],
     }),
     'bootstrap-token-file': Flags.string({description: 'bootstrap tokens, one a line (# comments and blank lines skipped)'}),
+    'authorization-mode': Flags.string({
+      description: 'authorizers in order, comma-separated: Node, RBAC, AlwaysAllow',
+      default: 'Node,RBAC',
+    }),
+    'audit-log-path': Flags.string({description: 'append one JSON line per request (user, verb, resource, name, code, annotations) to this file; - = stdout'}),
+    'cluster-signing-duration': Flags.string({
+      description: 'the longest validity the csrsigning controller gives a certificate (a CSR may ask for less)',
+      default: '8760h',
+    }),
     v: Flags.integer({description: 'log verbosity (0 = info only)', default: 0, min: 0}),
   }
 
@@ -67,7 +77,11 @@ certificate and an admin client certificate in <data-dir>/pki, then writes <data
     let gates: FeatureGates
     let controllers: ControllerName[]
     let nodeMonitorGracePeriodMs: number
+    let authorizationModes: AuthorizationMode[]
+    let clusterSigningDurationMs: number
     try {
+      authorizationModes = parseAuthorizationModes(flags['authorization-mode'])
+      clusterSigningDurationMs = parseDuration(flags['cluster-signing-duration'])
       controllers = parseControllers(flags.controllers)
       nodeMonitorGracePeriodMs = parseDuration(flags['node-monitor-grace-period'])
       historyRetentionMs = parseDuration(flags['watch-history'])
@@ -95,6 +109,9 @@ certificate and an admin client certificate in <data-dir>/pki, then writes <data
         tokenAuthFile: flags['token-auth-file'],
         bootstrapTokens: splitList(flags['bootstrap-token']),
         bootstrapTokenFile: flags['bootstrap-token-file'],
+        authorizationModes,
+        auditLogPath: flags['audit-log-path'],
+        clusterSigningDurationMs,
       })
     } catch (error) {
       const message = error instanceof StoreUnavailableError ? error.message : `cannot start: ${(error as Error).message}`

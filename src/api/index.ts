@@ -2,6 +2,8 @@
 import {declarations as admissionregistration} from './admissionregistration/index.js'
 import {declarations as certificates} from './certificates/index.js'
 import {declarations as apps} from './apps/index.js'
+import {declarations as authentication} from './authentication/index.js'
+import {declarations as authorization} from './authorization/index.js'
 import {declarations as coordination} from './coordination/index.js'
 import {declarations as core} from './core/index.js'
 import {declarations as networking} from './networking/index.js'
@@ -18,8 +20,9 @@ export const allDeclarations: readonly KindDeclaration[] = [
   ...certificates,
   ...admissionregistration,
   ...rbac,
+  // virtual: answered by the authorizer and the authenticator, never stored
+  ...authorization,
+  ...authentication,
 ]
-// authorization.orch.io and authentication.orch.io (SubjectAccessReview, TokenReview) are virtual:
-// they are served by the authorizer and authenticator, not stored, and join this list with them.
 
 export * from './types.js'

@@ -172,6 +172,8 @@ export interface KindDeclaration {
   specFinalizers?: boolean
   /** adjust an object being marked for deletion (e.g. Namespace phase Terminating) */
   prepareForDelete?(object: AnyObject): void
+  /** a create-only kind answered by the server and never stored (SubjectAccessReview, TokenReview) */
+  virtual?: true
   /** false for kinds that cannot be shown as a Table (virtual kinds): Table-only Accept is 406 */
   table?: false
   /** Table columns after NAME (kubectl's): absent = the default Name / Created At table */

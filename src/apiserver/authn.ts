@@ -249,6 +249,13 @@ export class Authenticator {
     return errors.length > 0 ? {error: errors.join('; ')} : null
   }
 
+  /** A bearer token alone (TokenReview): the user it names, or why it names nobody. */
+  authenticateToken(token: string): {user: UserInfo} | {error: string} {
+    const outcome = token ? this.bearer({authorization: `Bearer ${token}`}) : null
+    if (outcome === null) return {error: 'invalid bearer token'}
+    return 'user' in outcome ? {user: withAuthenticatedGroup(outcome.user)} : outcome
+  }
+
   private x509(socket: unknown): Outcome {
     if (!this.clientCertificates || !isTLSSocket(socket)) return null
     const peer = socket.getPeerCertificate(false)

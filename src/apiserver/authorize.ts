@@ -1,35 +1,50 @@
-// Authorization: may this authenticated user do what the request asks? It runs after authentication and
-// before anything is served. There is no policy yet: every authenticated user may do everything. RBAC
-// plugs in here (an `Authorizer` given to the ApiServer); a denial becomes Kubernetes' 403 Forbidden.
+// Authorization of a request: after authentication, before anything is served. `--authorization-mode`
+// picks the chain: Node,RBAC (default, Kubernetes' own default for kubeadm clusters) or AlwaysAllow.
+// A denial becomes Kubernetes' 403 Forbidden naming user, verb, resource and subresource; an
+// authorizer that fails with nothing allowing the request is a 500, as Kubernetes' WithAuthorization.
 import type {UserInfo} from '../api/types.js'
 import {ApiError, errors} from '../machinery/status.js'
+import {Authorizer, attributesFor, forbiddenError, NodeAuthorizer, RBACAuthorizer, type AttributeAuthorizer, type AuthorizationResult, type PodNodeLookup, type RBACSource} from './authz/index.js'
 import type {RequestInfo} from './requestinfo.js'
 
-export interface AuthorizationDecision {
-  allowed: boolean
-  /** why not, appended to the Forbidden message */
-  reason?: string
+export const AUTHORIZATION_MODES = ['Node', 'RBAC', 'AlwaysAllow'] as const
+export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number]
+export const DEFAULT_AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['Node', 'RBAC']
+
+/** Parses --authorization-mode (comma list, order kept). */
+export function parseAuthorizationModes(text: string): AuthorizationMode[] {
+  const modes = text.split(',').map((s) => s.trim()).filter(Boolean)
+  if (modes.length === 0) throw new Error('--authorization-mode: at least one mode is required')
+  for (const mode of modes) {
+    if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode)) {
+      throw new Error(`--authorization-mode: unknown mode "${mode}" (known: ${AUTHORIZATION_MODES.join(', ')})`)
+    }
+  }
+  if (new Set(modes).size !== modes.length) throw new Error('--authorization-mode: a mode is listed twice')
+  return modes as AuthorizationMode[]
 }
 
-export type Authorizer = (user: UserInfo, info: RequestInfo) => Promise<AuthorizationDecision>
+const alwaysAllow: AttributeAuthorizer = {authorize: (): AuthorizationResult => ({decision: 'allow', reason: ''})}
 
-/** The authorizer in force until RBAC: allows every request of an authenticated user. */
-export async function authorize(_user: UserInfo, _info: RequestInfo): Promise<AuthorizationDecision> {
-  return {allowed: true}
+/** The chain for the given modes over the server's RBAC objects and pods. */
+export function buildAuthorizer(modes: readonly AuthorizationMode[], source: RBACSource, podNode: PodNodeLookup): Authorizer {
+  return new Authorizer(
+    modes.map((mode) => (mode === 'Node' ? new NodeAuthorizer(podNode) : mode === 'RBAC' ? new RBACAuthorizer(source) : alwaysAllow)),
+  )
 }
 
-/** Kubernetes' forbiddenMessage: who cannot do what, where. */
-export function forbiddenMessage(user: UserInfo, info: RequestInfo): string {
-  if (!info.isResourceRequest) return `User ${JSON.stringify(user.username)} cannot ${info.verb} path ${JSON.stringify(info.path)}`
-  const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource
-  const where = info.namespace ? `in the namespace ${JSON.stringify(info.namespace)}` : 'at the cluster scope'
-  return `User ${JSON.stringify(user.username)} cannot ${info.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(info.group)} ${where}`
+/** What the server asks per request: nothing when allowed, else the error to answer with. */
+export type RequestAuthorizer = (user: UserInfo, info: RequestInfo) => ApiError | undefined
+
+export function requestAuthorizer(authorizer: Pick<Authorizer, 'authorize'>): RequestAuthorizer {
+  return (user, info) => {
+    const attributes = attributesFor(user, info)
+    const decision = authorizer.authorize(attributes)
+    if (decision.decision === 'allow') return undefined
+    if (decision.error && !decision.reason) return errors.internal(`Internal error occurred: ${decision.error}`)
+    return forbiddenError(attributes, decision.reason)
+  }
 }
 
-/** The 403 Status of a denied request, e.g. `configmaps "x" is forbidden: User "bob" cannot get resource
- *  "configmaps" in API group "" in the namespace "default"`. */
-export function forbidden(user: UserInfo, info: RequestInfo, reason?: string): ApiError {
-  const message = forbiddenMessage(user, info) + (reason ? `: ${reason}` : '')
-  if (!info.isResourceRequest) return new ApiError(403, 'Forbidden', `forbidden: ${message}`)
-  return errors.forbidden({group: info.group, resource: info.resource}, info.name, message)
-}
+/** Allows everything (AlwaysAllow alone, and servers built without a chain in unit tests). */
+export const allowAll: RequestAuthorizer = () => undefined

@@ -31,7 +31,12 @@ export interface HandlerOptions {
   metaGroup: string
   /** encodings beyond JSON, YAML and (gated) CBOR, e.g. protobuf */
   extraSerializers?: Serializer[]
+  /** how each virtual (create-only, never stored) kind answers a POST */
+  virtualKinds?: ReadonlyMap<string, VirtualKindHandler>
 }
+
+/** Answers a POST of a virtual kind: the review with its status filled in. */
+export type VirtualKindHandler = (body: AnyObject, user: UserInfo | undefined) => AnyObject
 
 const VIEW_GROUPS = ['meta.orch.io', 'meta.k8s.io']
 
@@ -147,6 +152,7 @@ export class ResourceHandler {
   /** Serves a resource request; `user` is who it is from (authenticated), handed to the registry in the context. */
   async handle(request: IncomingMessage, response: ServerResponse, info: ResourceRequest, query: URLSearchParams, user?: UserInfo): Promise<void> {
     const {declaration, registry} = this.resolve(info)
+    if (declaration.virtual) return this.virtualCreate(request, response, declaration, query, user)
     const verb = info.verb as Verb
     const pretty = boolParam(query, 'pretty') ?? false
     const gzip = (verb === 'get' || verb === 'list') && this.options.gates['APIResponseCompression'] !== false && acceptsGzip(request)
@@ -312,6 +318,28 @@ export class ResourceHandler {
       return reply(result.code, result.object)
     }
     throw errors.methodNotAllowed()
+  }
+
+  /** POST of a SubjectAccessReview, TokenReview, …: decoded and checked like any create, answered
+   *  with 201 and the review's status, nothing stored (a dry run answers the same). */
+  private async virtualCreate(
+    request: IncomingMessage,
+    response: ServerResponse,
+    declaration: KindDeclaration,
+    query: URLSearchParams,
+    user: UserInfo | undefined,
+  ): Promise<void> {
+    const handler = this.options.virtualKinds?.get(`${declaration.resource}.${declaration.group}`)
+    if (!handler) throw errors.methodNotAllowed()
+    const negotiated = this.negotiate(request, declaration, [])
+    dryRunParam(query)
+    fieldValidationParam(query)
+    const body = assertBodyObject(decodeBody(await readBody(request), request.headers['content-type'], this.serializers, declaration))
+    pruneUnknownFields(body, declaration.schema)
+    const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
+    const answer = handler(body, user)
+    const pretty = boolParam(query, 'pretty') ?? false
+    return send(response, 201, {...answer, apiVersion, kind: declaration.kind}, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, declaration})
   }
 
   /** PUT or PATCH of a Scale: only the parent's spec.replicas changes. */

@@ -19,6 +19,7 @@ import {
 } from './authn.js'
 import {type ControllerName, CONTROLLER_NAMES, startControllers} from './controllers.js'
 import {ensureServerPKI, writeAdminKubeconfigs, type ServerPKI} from './pki-bootstrap.js'
+import type {AuthorizationMode} from './authorize.js'
 import {ApiServer} from './server.js'
 
 export interface ServerConfig {
@@ -49,6 +50,12 @@ export interface ServerConfig {
   bootstrapTokens?: string[]
   /** --bootstrap-token-file: one bootstrap token a line */
   bootstrapTokenFile?: string
+  /** --authorization-mode (default Node,RBAC) */
+  authorizationModes?: readonly AuthorizationMode[]
+  /** --audit-log-path: JSON lines, one per request ('-' = stdout) */
+  auditLogPath?: string
+  /** --cluster-signing-duration: the longest certificate the csrsigning controller issues (default 1 year) */
+  clusterSigningDurationMs?: number
   /** the home directory whose .orch/config is written when absent (default: os.homedir(), i.e. $HOME) */
   home?: string
 }
@@ -130,6 +137,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       serviceClusterIPRange: config.serviceClusterIPRange,
       tls: pkiReady.then((pki) => ({cert: pki.serving.cert, key: pki.serving.key, clientCA: pki.clientCA.certPem})),
       authenticator,
+      authorizationModes: config.authorizationModes,
     })
     address = await server.start()
   } catch (error) {

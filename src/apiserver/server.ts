@@ -11,7 +11,9 @@ import type {Logger} from '../machinery/log.js'
 import {errors} from '../machinery/status.js'
 import {Compactor, type Store} from '../storage/index.js'
 import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Authenticator} from './authn.js'
-import {authorize, forbidden, type Authorizer} from './authorize.js'
+import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorizer, type AuthorizationMode, type RequestAuthorizer} from './authorize.js'
+import {defaultRBACObjects, podNodeFromRegistry, registrySource, type Authorizer} from './authz/index.js'
+import {virtualKindHandlers} from './virtual.js'
 import {Catalog} from './catalog.js'
 import {ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry, timestamp} from './registry.js'
@@ -40,8 +42,8 @@ export interface ApiServerOptions {
   tls: ServerTLS | Promise<ServerTLS>
   /** who a request is from: client certificates and bearer tokens */
   authenticator: Authenticator
-  /** whether that user may do it (default: `authorize`, which allows everything) */
-  authorizer?: Authorizer
+  /** --authorization-mode (default Node,RBAC) */
+  authorizationModes?: readonly AuthorizationMode[]
 }
 
 /** Namespaces that exist from the first start, as Kubernetes' kube-system/kube-public/kube-node-lease/default. */
@@ -69,7 +71,9 @@ export class ApiServer {
   private readonly sockets = new Set<Socket>()
   /** their TLS sockets once the handshake is done: an idle one (no request on it) is closed first on stop */
   private readonly secureSockets = new Set<TLSSocket>()
-  private readonly authorizer: Authorizer
+  /** the Node/RBAC chain; also answers SubjectAccessReviews */
+  readonly authorizer: Authorizer
+  private readonly authorizeRequest: RequestAuthorizer
   private readonly inFlight = new Set<Promise<void>>()
   private readonly readiness: Readiness[] = []
   private readonly compactor: Compactor
@@ -83,7 +87,6 @@ export class ApiServer {
   private readonly now: () => Date
 
   constructor(private readonly options: ApiServerOptions) {
-    this.authorizer = options.authorizer ?? authorize
     this.compactor = new Compactor(options.store, {
       retentionMs: options.historyRetentionMs ?? 5 * 60_000,
       intervalMs: options.compactIntervalMs ?? 60_000,
@@ -93,6 +96,7 @@ export class ApiServer {
     this.catalog = new Catalog(options.declarations ?? allDeclarations)
     const gates: Record<string, boolean> = options.gates ?? defaultGates()
     for (const declaration of this.catalog.declarations) {
+      if (declaration.virtual) continue
       this.registries.set(
         declaration,
         new ResourceRegistry(declaration, {
@@ -108,7 +112,17 @@ export class ApiServer {
       this.registry('networking.orch.io', 'ipaddresses'),
       this.now,
     ).hooks()
-    this.resources = new ResourceHandler({catalog: this.catalog, registries: this.registries, gates, now: this.now, metaGroup: 'meta.orch.io'})
+    const modes = options.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES
+    this.authorizer = buildAuthorizer(modes, registrySource(this.registries), podNodeFromRegistry(this.registry('', 'pods')))
+    this.authorizeRequest = modes.length === 1 && modes[0] === 'AlwaysAllow' ? allowAll : requestAuthorizer(this.authorizer)
+    this.resources = new ResourceHandler({
+      catalog: this.catalog,
+      registries: this.registries,
+      gates,
+      now: this.now,
+      metaGroup: 'meta.orch.io',
+      virtualKinds: virtualKindHandlers({authorizer: this.authorizer, authenticator: options.authenticator}),
+    })
     this.nonResources = new NonResourceHandler(this.catalog)
     this.readiness.push({name: 'storage', ready: () => this.listening})
     this.readiness.push({name: 'caches', ready: () => this.cachesSynced})
@@ -148,6 +162,13 @@ export class ApiServer {
       metadata: {name: DEFAULT_SERVICE_CIDR},
       spec: {cidrs: this.options.serviceClusterIPRange ?? ['10.96.0.0/12']},
     })
+    // the default roles and bindings: created when missing, never overwritten (an admin may edit them)
+    // (in parallel: one group commit instead of one per object)
+    await Promise.all(
+      defaultRBACObjects().map((object) =>
+        createIfAbsent(this.registry('rbac.orch.io', object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'), object),
+      ),
+    )
   }
 
   /** Something /readyz waits for (e.g. a watch cache that is not synced yet). */
@@ -244,8 +265,8 @@ export class ApiServer {
       const path = url.pathname
       user = this.authenticate(request, path)
       const info = resolveRequestInfo(request.method ?? 'GET', path, url.searchParams)
-      const decision = await this.authorizer(user, info)
-      if (!decision.allowed) throw forbidden(user, info, decision.reason)
+      const denied = this.authorizeRequest(user, info)
+      if (denied) throw denied
       if (path === '/healthz' || path === '/livez') return this.health(response, [])
       if (path === '/readyz') return this.health(response, this.readiness)
       if (info.isResourceRequest) {

@@ -42,6 +42,13 @@ function assertUnauthorized(result: HttpResult, what: string): void {
   )
 }
 
+/** The user the server sees, from a SelfSubjectReview (every authenticated user may create one). */
+async function whoami(url: string, as: Caller): Promise<{username: string; groups: string[]; uid?: string}> {
+  const result = await call(url, 'POST', '/apis/authentication.orch.io/v1/selfsubjectreviews', {apiVersion: 'authentication.orch.io/v1', kind: 'SelfSubjectReview'}, {}, {as})
+  assert.equal(result.status, 201, result.text)
+  return result.json.status.userInfo
+}
+
 describe('orch server: secure by default', () => {
   let server: OrchServer
   let clusterCA: CertKeyPair
@@ -200,9 +207,12 @@ describe('orch server: secure by default', () => {
 
   it('a client certificate of the cluster CA authenticates as its CN', async () => {
     const alice = await createSignedCert({ca: clusterCA, commonName: 'alice', organizations: ['devs'], usages: ['client auth'], validitySeconds: 3600})
-    const result = await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps/probe-alice', undefined, {}, {as: {cert: alice.certPem, key: alice.keyPem}})
-    assert.equal(result.status, 404, result.text)
-    await logLine(server, /request method=GET path=\/api\/v1\/namespaces\/default\/configmaps\/probe-alice user=alice code=404/)
+    const as: Caller = {cert: alice.certPem, key: alice.keyPem}
+    assert.deepEqual(await whoami(server.url, as), {username: 'alice', groups: ['devs', 'system:authenticated']})
+    const result = await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps/probe-alice', undefined, {}, {as})
+    assert.equal(result.status, 403, result.text)
+    assert.match(result.json.message, /User "alice" cannot get resource "configmaps"/)
+    await logLine(server, /request method=GET path=\/api\/v1\/namespaces\/default\/configmaps\/probe-alice user=alice code=403/)
   })
 
   it('a forged bearer token is 401, even on /healthz', async () => {
@@ -214,18 +224,47 @@ describe('orch server: secure by default', () => {
 
   it('a token of --token-auth-file authenticates as the user the file names', async () => {
     const as: Caller = {token: JANE_TOKEN}
-    const created = await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'by-jane'}}, {}, {as})
+    assert.deepEqual(await whoami(server.url, as), {username: 'jane', uid: 'uid-jane', groups: ['devs', 'ops', 'system:authenticated']})
+  })
+
+  it('a bearer-token user without a binding is 403 Forbidden naming user, verb and resource; with a RoleBinding the same request works', async () => {
+    const as: Caller = {token: JANE_TOKEN}
+    const configMap = {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'by-jane'}}
+    const denied = await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', configMap, {}, {as})
+    assert.equal(denied.status, 403, denied.text)
+    assert.equal(denied.json.reason, 'Forbidden')
+    assert.equal(denied.json.message, 'configmaps is forbidden: User "jane" cannot create resource "configmaps" in API group "" in the namespace "default"')
+    assert.equal((await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps/by-jane')).status, 404, 'nothing was stored')
+    const rbac = '/apis/rbac.orch.io/v1'
+    assert.equal((await call(server.url, 'POST', `${rbac}/namespaces/default/roles`, {
+      apiVersion: 'rbac.orch.io/v1', kind: 'Role', metadata: {name: 'configmap-writer'},
+      rules: [{apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get']}],
+    })).status, 201)
+    assert.equal((await call(server.url, 'POST', `${rbac}/namespaces/default/rolebindings`, {
+      apiVersion: 'rbac.orch.io/v1', kind: 'RoleBinding', metadata: {name: 'devs-write-configmaps'},
+      roleRef: {apiGroup: 'rbac.orch.io', kind: 'Role', name: 'configmap-writer'},
+      subjects: [{kind: 'Group', apiGroup: 'rbac.orch.io', name: 'devs'}],
+    })).status, 201)
+    // the authorizer reads the RBAC watch caches: the binding takes effect once the cache has it
+    const deadline = Date.now() + 5000
+    let created = await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', configMap, {}, {as})
+    while (created.status === 403 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      created = await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', configMap, {}, {as})
+    }
     assert.equal(created.status, 201, created.text)
     assert.equal((await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps/by-jane', undefined, {}, {as})).status, 200)
+    assert.equal((await call(server.url, 'DELETE', '/api/v1/namespaces/default/configmaps/by-jane', undefined, {}, {as})).status, 403, 'delete is not granted')
     await logLine(server, /request method=POST path=\/api\/v1\/namespaces\/default\/configmaps user=jane code=201/)
   })
 
   it('bootstrap tokens (--bootstrap-token, repeated or a comma list, and --bootstrap-token-file) authenticate as system:bootstrap:<id>', async () => {
     for (const [token, id] of [[BOOTSTRAP_A, 'abcdef'], [BOOTSTRAP_B, 'zyx987'], [BOOTSTRAP_FILE_TOKEN, 'qrstuv']]) {
-      const path = `/api/v1/namespaces/default/configmaps/probe-${id}`
+      assert.deepEqual(await whoami(server.url, {token}), {username: `system:bootstrap:${id}`, groups: ['system:bootstrappers', 'system:authenticated']})
+      const path = '/apis/certificates.orch.io/v1/certificatesigningrequests'
       const result = await call(server.url, 'GET', path, undefined, {}, {as: {token}})
-      assert.equal(result.status, 404, `${token}: ${result.text}`)
-      await logLine(server, new RegExp(`request method=GET path=${path} user=system:bootstrap:${id} code=404`))
+      assert.equal(result.status, 200, `system:bootstrappers may read CSRs: ${token}: ${result.text}`)
+      await logLine(server, new RegExp(`request method=GET path=${path} user=system:bootstrap:${id} code=200`))
     }
   })
 
@@ -301,8 +340,8 @@ describe('orch server with --tls-cert-file, --tls-private-key-file and --client-
   it('client certificates are verified against --client-ca-file', async () => {
     const path = '/api/v1/namespaces/default/configmaps/probe-carol'
     const result = await call(server.url, 'GET', path, undefined, {}, {as: {cert: carol.certPem, key: carol.keyPem}})
-    assert.equal(result.status, 404, result.text)
-    await logLine(server, new RegExp(`request method=GET path=${path} user=carol code=404`))
+    assert.equal(result.status, 403, result.text)
+    await logLine(server, new RegExp(`request method=GET path=${path} user=carol code=403`))
     // admin.crt is signed by the cluster CA of the data dir, which --client-ca-file replaced
     assertUnauthorized(await call(server.url, 'GET', '/api/v1/namespaces'), 'admin.crt')
     assert.match(server.logs(), /WARN .*admin\.crt is not signed by a CA of --client-ca-file/)

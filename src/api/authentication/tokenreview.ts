@@ -1,6 +1,18 @@
 // TokenReview (authentication.orch.io/v1, cluster-scoped, create only): Kubernetes' shape.
 import {objectMeta} from '../meta.js'
-import type {KindDeclaration} from '../types.js'
+import type {KindDeclaration, ObjectSchema} from '../types.js'
+
+export const userInfoSchema: ObjectSchema = {
+  type: 'object',
+  name: 'UserInfo',
+  fields: {
+    username: {type: 'string', proto: 1},
+    uid: {type: 'string', proto: 2},
+    groups: {type: 'array', items: {type: 'string'}, proto: 3, listType: 'atomic'},
+    // map[string]ExtraValue: in protobuf each value is an ExtraValue message (repeated string items = 1)
+    extra: {type: 'map', values: {type: 'array', items: {type: 'string'}}, proto: 4},
+  },
+}
 
 export const tokenReview: KindDeclaration = {
   group: 'authentication.orch.io',
@@ -11,6 +23,7 @@ export const tokenReview: KindDeclaration = {
   namespaced: false,
   verbs: ['create'],
   generationFields: [],
+  virtual: true,
   schema: {
     type: 'object',
     name: 'TokenReview',
@@ -32,18 +45,7 @@ export const tokenReview: KindDeclaration = {
         proto: 3,
         fields: {
           authenticated: {type: 'boolean', proto: 1},
-          user: {
-            type: 'object',
-            name: 'UserInfo',
-            proto: 2,
-            fields: {
-              username: {type: 'string', proto: 1},
-              uid: {type: 'string', proto: 2},
-              groups: {type: 'array', items: {type: 'string'}, proto: 3, listType: 'atomic'},
-              // map[string]ExtraValue: in protobuf each value is an ExtraValue message (repeated string items = 1)
-              extra: {type: 'map', values: {type: 'array', items: {type: 'string'}}, proto: 4},
-            },
-          },
+          user: {...userInfoSchema, proto: 2},
           audiences: {type: 'array', items: {type: 'string'}, proto: 4, listType: 'atomic'},
           error: {type: 'string', proto: 3},
         },

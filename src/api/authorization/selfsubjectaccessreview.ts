@@ -12,6 +12,7 @@ export const selfSubjectAccessReview: KindDeclaration = {
   namespaced: false,
   verbs: reviewVerbs,
   generationFields: [],
+  virtual: true,
   schema: {
     type: 'object',
     name: 'SelfSubjectAccessReview',

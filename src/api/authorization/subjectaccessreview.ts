@@ -12,6 +12,7 @@ export const subjectAccessReview: KindDeclaration = {
   namespaced: false,
   verbs: reviewVerbs,
   generationFields: [],
+  virtual: true,
   schema: {
     type: 'object',
     name: 'SubjectAccessReview',

@@ -12,6 +12,8 @@ export const clusterRole: KindDeclaration = {
   namespaced: false,
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
   generationFields: [],
+  // names such as system:node hold colons: Kubernetes validates RBAC names as path segments
+  nameRule: 'path-segment',
   allowCreateOnUpdate: true,
   allowUnconditionalUpdate: true,
   schema: {
