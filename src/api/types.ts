@@ -104,6 +104,8 @@ export interface RequestContext {
   /** feature gates in force */
   gates?: Record<string, boolean>
   now: Date
+  /** the request's audit annotations, to add to (admission policies' audit annotations) */
+  audit?: Record<string, string>
 }
 
 export interface SubresourceDeclaration {

@@ -1,19 +1,34 @@
 // The controllers `orch server` runs in-process. They talk to the server through src/client only,
 // exactly as they would from another process.
 import {RestClient, type ClientConfig} from '../client/index.js'
+import {CSRApprovingController} from '../controllers/csrapproving.js'
+import {CSRSigningController} from '../controllers/csrsigning.js'
 import {NamespaceController} from '../controllers/namespace.js'
 import {NodeLifecycleController} from '../controllers/nodelifecycle.js'
 import {ServiceCIDRController} from '../controllers/servicecidr.js'
 import {StatefulSetController} from '../controllers/statefulset.js'
 import {StorageMigrationController} from '../controllers/storagemigration.js'
 import type {Logger} from '../machinery/log.js'
+import type {CertKeyPair} from '../machinery/pki.js'
 
-export const CONTROLLER_NAMES = ['namespace', 'nodelifecycle', 'servicecidr', 'statefulset', 'storageversionmigration'] as const
+export const CONTROLLER_NAMES = [
+  'csrapproving',
+  'csrsigning',
+  'namespace',
+  'nodelifecycle',
+  'servicecidr',
+  'statefulset',
+  'storageversionmigration',
+] as const
 export type ControllerName = (typeof CONTROLLER_NAMES)[number]
 
 export interface ControllerSettings {
   /** --node-monitor-grace-period (default 50 s) */
   nodeMonitorGracePeriodMs?: number
+  /** the cluster CA, which csrsigning signs with (csrsigning does not start without it) */
+  signingCA?: CertKeyPair
+  /** --cluster-signing-duration (default 1 year) */
+  clusterSigningDurationMs?: number
 }
 
 export interface RunningControllers {
@@ -44,6 +59,19 @@ export async function startControllers(
   // every informer holds one connection for its watch: leave plenty for the requests besides them
   const client = new RestClient({...config, namespace: 'default'}, {userAgent: 'orch-controller-manager', connections: 128})
   const started: {stop(): Promise<void>}[] = []
+  if (names.includes('csrapproving')) {
+    const controller = new CSRApprovingController(client, logger.child({controller: 'csrapproving'}))
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('csrsigning') && settings.signingCA) {
+    const controller = new CSRSigningController(client, logger.child({controller: 'csrsigning'}), {
+      ca: settings.signingCA,
+      maxDurationMs: settings.clusterSigningDurationMs,
+    })
+    await controller.start()
+    started.push(controller)
+  }
   if (names.includes('namespace')) {
     const controller = new NamespaceController(client, logger.child({controller: 'namespace'}))
     await controller.start()

@@ -150,7 +150,15 @@ export class ResourceHandler {
   }
 
   /** Serves a resource request; `user` is who it is from (authenticated), handed to the registry in the context. */
-  async handle(request: IncomingMessage, response: ServerResponse, info: ResourceRequest, query: URLSearchParams, user?: UserInfo): Promise<void> {
+  /** `audit` collects the request's audit annotations (admission adds its own). */
+  async handle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    info: ResourceRequest,
+    query: URLSearchParams,
+    user?: UserInfo,
+    audit: Record<string, string> = {},
+  ): Promise<void> {
     const {declaration, registry} = this.resolve(info)
     if (declaration.virtual) return this.virtualCreate(request, response, declaration, query, user)
     const verb = info.verb as Verb
@@ -221,7 +229,7 @@ export class ResourceHandler {
       })
     const dryRun = dryRunParam(query)
     const fieldManager = fieldManagerOf(query, request)
-    const context = this.context(info, user)
+    const context = {...this.context(info, user), audit}
     const validation = fieldValidationParam(query)
     const warnings: string[] = []
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */

@@ -19,6 +19,7 @@ import {
 } from './authn.js'
 import {type ControllerName, CONTROLLER_NAMES, startControllers} from './controllers.js'
 import {ensureServerPKI, writeAdminKubeconfigs, type ServerPKI} from './pki-bootstrap.js'
+import {AuditLog} from './audit.js'
 import type {AuthorizationMode} from './authorize.js'
 import {ApiServer} from './server.js'
 
@@ -138,6 +139,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       tls: pkiReady.then((pki) => ({cert: pki.serving.cert, key: pki.serving.key, clientCA: pki.clientCA.certPem})),
       authenticator,
       authorizationModes: config.authorizationModes,
+      auditLog: config.auditLogPath ? new AuditLog(config.auditLogPath) : undefined,
     })
     address = await server.start()
   } catch (error) {
@@ -154,6 +156,8 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
     writeKubeconfigs(config, url, pki, logger),
     startControllers(controllerCredentials(url, pki, adminAccepted ? undefined : loopbackToken), config.controllers ?? [...CONTROLLER_NAMES], logger, {
       nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
+      signingCA: pki.ca,
+      clusterSigningDurationMs: config.clusterSigningDurationMs,
     }),
   ])
   if (written.status === 'rejected' || controllersStarted.status === 'rejected') {

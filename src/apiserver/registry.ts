@@ -464,7 +464,8 @@ export class ResourceRegistry {
     meta.resourceVersion = oldMeta.resourceVersion
     ensureTopLevelStructs(object, declaration)
     declaration.defaults?.(object)
-    if (!subresource) declaration.prepareForUpdate?.(object, old, options.context)
+    // the main resource and /status (whose strategy may keep parts of the stored status, e.g. CSR approvals)
+    if (!subresource || subresource === 'status') declaration.prepareForUpdate?.(object, old, {...options.context, subresource: subresource || undefined})
     this.hooks.beforeUpdate?.(object, old)
     const generationFields = declaration.generationFields ?? ['spec']
     if (generationFields.length > 0) {

@@ -14,6 +14,8 @@ import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Au
 import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorizer, type AuthorizationMode, type RequestAuthorizer} from './authorize.js'
 import {defaultRBACObjects, podNodeFromRegistry, registrySource, type Authorizer} from './authz/index.js'
 import {virtualKindHandlers} from './virtual.js'
+import type {AuditLog} from './audit.js'
+import type {RequestInfo} from './requestinfo.js'
 import {Catalog} from './catalog.js'
 import {ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry, timestamp} from './registry.js'
@@ -44,6 +46,8 @@ export interface ApiServerOptions {
   authenticator: Authenticator
   /** --authorization-mode (default Node,RBAC) */
   authorizationModes?: readonly AuthorizationMode[]
+  /** --audit-log-path: where each request is recorded (none: no audit log) */
+  auditLog?: AuditLog
 }
 
 /** Namespaces that exist from the first start, as Kubernetes' kube-system/kube-public/kube-node-lease/default. */
@@ -247,6 +251,7 @@ export class ApiServer {
       for (const socket of this.sockets) socket.destroy()
       await closed
       await this.compactor.stop()
+      await this.options.auditLog?.close()
       await this.options.store.close()
     })()
     return this.stopping
@@ -260,17 +265,24 @@ export class ApiServer {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = Date.now()
     let user: UserInfo | undefined
+    let info: RequestInfo | undefined
+    let failure: string | undefined
+    const annotations: Record<string, string> = {}
     try {
       const url = new URL(request.url ?? '/', 'https://orch')
       const path = url.pathname
       user = this.authenticate(request, path)
-      const info = resolveRequestInfo(request.method ?? 'GET', path, url.searchParams)
+      info = resolveRequestInfo(request.method ?? 'GET', path, url.searchParams)
       const denied = this.authorizeRequest(user, info)
-      if (denied) throw denied
+      annotations['authorization.orch.io/decision'] = denied ? 'forbid' : 'allow'
+      if (denied) {
+        annotations['authorization.orch.io/reason'] = denied.message
+        throw denied
+      }
       if (path === '/healthz' || path === '/livez') return this.health(response, [])
       if (path === '/readyz') return this.health(response, this.readiness)
       if (info.isResourceRequest) {
-        await this.resources.handle(request, response, info, url.searchParams, user)
+        await this.resources.handle(request, response, info, url.searchParams, user, annotations)
       } else if (!this.nonResources.handle(request, response, path, url.searchParams)) {
         throw errors.pathNotFound(path)
       }
@@ -278,9 +290,20 @@ export class ApiServer {
       if ((error as {code?: number}).code === undefined || !(error instanceof Error && error.name === 'ApiError')) {
         this.options.logger.error('request failed', {method: request.method, path: request.url, error: (error as Error).stack ?? error})
       }
+      failure = error instanceof Error && error.name === 'ApiError' ? error.message : 'Internal error occurred'
       if (!response.headersSent) statusResponse(response, error, request.headers.accept, this.resources.serializers)
       else response.destroy()
     } finally {
+      this.options.auditLog?.record({
+        request,
+        info,
+        user,
+        code: response.statusCode,
+        message: failure,
+        annotations,
+        received: new Date(started),
+        finished: new Date(),
+      })
       this.options.logger.v(3, 'request', {method: request.method, path: request.url, user: user?.username, code: response.statusCode, ms: Date.now() - started})
     }
   }

@@ -1,7 +1,7 @@
 // CertificateSigningRequest (certificates.orch.io/v1, cluster-scoped): document 3.
 import {ageColumn, humanDuration} from '../columns.js'
 import {objectMeta} from '../meta.js'
-import type {KindDeclaration, ObjectSchema} from '../types.js'
+import type {AnyObject, KindDeclaration, ObjectSchema} from '../types.js'
 
 export const keyUsages = [
   'signing',
@@ -62,6 +62,45 @@ export function csrConditionCell(csr: any): string {
 export function csrRequestedDurationCell(csr: any): string {
   const seconds = csr?.spec?.expirationSeconds
   return typeof seconds === 'number' ? humanDuration(seconds * 1000) : '<none>'
+}
+
+const APPROVAL_TYPES = new Set(['Approved', 'Denied'])
+
+function conditionsOf(object: AnyObject): AnyObject[] {
+  return Array.isArray(object.status?.conditions) ? object.status.conditions : []
+}
+
+/** Kubernetes' populateConditionTimestamps: lastUpdateTime defaults to now; lastTransitionTime keeps
+ *  the old one of the same type and status, else now. */
+function populateConditionTimestamps(object: AnyObject, old: AnyObject | undefined, now: Date): void {
+  const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z')
+  for (const condition of conditionsOf(object)) {
+    if (!condition || typeof condition !== 'object') continue
+    if (!condition.lastUpdateTime) condition.lastUpdateTime = stamp
+    if (!condition.lastTransitionTime) {
+      const same = old ? conditionsOf(old).find((c) => c?.type === condition.type && c?.status === condition.status && c?.lastTransitionTime) : undefined
+      condition.lastTransitionTime = same?.lastTransitionTime ?? stamp
+    }
+  }
+}
+
+/** v1 defaulting: a condition without a status is True. */
+function defaultConditionStatus(object: AnyObject): void {
+  for (const condition of conditionsOf(object)) {
+    if (condition && typeof condition === 'object' && !condition.status) condition.status = 'True'
+  }
+}
+
+/** The stored status with its approval conditions (Approved/Denied) taken from `from`, or everything
+ *  else taken from `from` (the /status and /approval strategies: each writes only its own part). */
+function mergeConditions(approvalFrom: AnyObject, restFrom: AnyObject): AnyObject[] {
+  return [...conditionsOf(approvalFrom).filter((c) => APPROVAL_TYPES.has(c?.type)), ...conditionsOf(restFrom).filter((c) => !APPROVAL_TYPES.has(c?.type))]
+}
+
+function setConditions(object: AnyObject, conditions: AnyObject[]): void {
+  object.status ??= {}
+  if (conditions.length > 0) object.status.conditions = conditions
+  else delete object.status.conditions
 }
 
 export const certificateSigningRequest: KindDeclaration = {
@@ -147,4 +186,37 @@ export const certificateSigningRequest: KindDeclaration = {
     },
   ],
   fieldSelectors: {'spec.signerName': (o) => o.spec?.signerName ?? ''},
+  defaults: defaultConditionStatus,
+  /** Only request, signerName, expirationSeconds and usages come from the caller: the requestor's
+   *  identity is the server's to set, and a new request has no status. */
+  prepareForCreate(object, context) {
+    delete object.status
+    const spec = (object.spec ??= {})
+    const user = context.user
+    spec.username = user?.username ?? ''
+    if (user?.uid) spec.uid = user.uid
+    else delete spec.uid
+    if (user?.groups && user.groups.length > 0) spec.groups = [...user.groups]
+    else delete spec.groups
+    if (user?.extra && Object.keys(user.extra).length > 0) spec.extra = structuredClone(user.extra)
+    else delete spec.extra
+  },
+  /** The spec never changes after creation (as Kubernetes, a changed spec is put back, not refused).
+   *  A plain update keeps the status; /status keeps the approval conditions. */
+  prepareForUpdate(object, old, context) {
+    object.spec = structuredClone(old.spec)
+    if (context.subresource === 'status') {
+      setConditions(object, mergeConditions(old, object))
+      populateConditionTimestamps(object, old, context.now)
+    }
+  },
+  /** /approval writes only the Approved and Denied conditions. */
+  prepareSubresourceUpdate(subresource, object, old, context) {
+    if (subresource !== 'approval') return old
+    const next: AnyObject = {...old, metadata: object.metadata ?? old.metadata, status: {...(old.status ?? {})}}
+    defaultConditionStatus(object)
+    setConditions(next, mergeConditions(object, old))
+    populateConditionTimestamps(next, old, context.now)
+    return next
+  },
 }

@@ -5,7 +5,7 @@
 import {rbacGroup} from '../../api/rbac/shared.js'
 import type {AnyObject} from '../../api/types.js'
 import {ANONYMOUS_USER, AUTHENTICATED_GROUP, BOOTSTRAPPERS_GROUP} from '../authn.js'
-import {nodeRules} from './node.js'
+import {nodeRules, NODES_GROUP} from './node.js'
 import type {PolicyRule} from './rbac.js'
 
 export const AUTOUPDATE_ANNOTATION = 'rbac.authorization.orch.io/autoupdate'
@@ -18,6 +18,7 @@ export const CLUSTER_ADMIN = 'cluster-admin'
 export const SYSTEM_NODE = 'system:node'
 export const NODE_BOOTSTRAPPER = 'system:node-bootstrapper'
 export const NODE_CLIENT_APPROVER = 'system:certificates.orch.io:certificatesigningrequests:nodeclient'
+export const SELF_NODE_CLIENT_APPROVER = 'system:certificates.orch.io:certificatesigningrequests:selfnodeclient'
 export const BASIC_USER = 'system:basic-user'
 export const DISCOVERY = 'system:discovery'
 export const PUBLIC_INFO_VIEWER = 'system:public-info-viewer'
@@ -61,6 +62,9 @@ export function defaultClusterRoles(): AnyObject[] {
     clusterRole(NODE_CLIENT_APPROVER, [
       {verbs: ['create'], apiGroups: ['certificates.orch.io'], resources: ['certificatesigningrequests/nodeclient']},
     ]),
+    clusterRole(SELF_NODE_CLIENT_APPROVER, [
+      {verbs: ['create'], apiGroups: ['certificates.orch.io'], resources: ['certificatesigningrequests/selfnodeclient']},
+    ]),
     clusterRole(BASIC_USER, [
       {verbs: ['create'], apiGroups: ['authorization.orch.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']},
       {verbs: ['create'], apiGroups: ['authentication.orch.io'], resources: ['selfsubjectreviews']},
@@ -82,6 +86,8 @@ export function defaultClusterRoleBindings(): AnyObject[] {
     clusterRoleBinding(SYSTEM_NODE, []),
     clusterRoleBinding(NODE_BOOTSTRAPPER, [BOOTSTRAPPERS_GROUP]),
     clusterRoleBinding(NODE_CLIENT_APPROVER, [BOOTSTRAPPERS_GROUP]),
+    // agents renew their own client certificates (kubeadm binds this; orch does it by default)
+    clusterRoleBinding(SELF_NODE_CLIENT_APPROVER, [NODES_GROUP]),
     clusterRoleBinding(BASIC_USER, [AUTHENTICATED_GROUP]),
     clusterRoleBinding(DISCOVERY, [AUTHENTICATED_GROUP]),
     clusterRoleBinding(PUBLIC_INFO_VIEWER, [AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP]),

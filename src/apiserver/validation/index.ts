@@ -2,6 +2,7 @@
 // `apps/StatefulSet`). The registry runs a kind's validator after the declaration's own
 // validateCreate / validateUpdate. Update validators receive the request context: with
 // `context.subresource` set they check what that subresource may write (or nothing).
+import {certificateSigningRequestValidator} from './certificatesigningrequest.js'
 import {configMapValidator} from './configmap.js'
 import type {KindValidator} from './common.js'
 import {leaseValidator} from './lease.js'
@@ -25,6 +26,7 @@ export const kindValidators: Map<string, KindValidator> = new Map([
   ['/Node', nodeValidator],
   ['/Pod', podValidator],
   ['apps/StatefulSet', statefulSetValidator],
+  ['certificates.orch.io/CertificateSigningRequest', certificateSigningRequestValidator],
   ['coordination.orch.io/Lease', leaseValidator],
   ['networking.orch.io/ServiceCIDR', serviceCIDRValidator],
   ['storagemigration.orch.io/StorageVersionMigration', storageVersionMigrationValidator],
