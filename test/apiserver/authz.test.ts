@@ -236,7 +236,9 @@ describe('Node authorizer', () => {
     assert.ok(allowed(res(nodeA, 'create', 'tokenreviews', {apiGroup: 'authentication.orch.io'})))
     assert.ok(allowed(res(nodeA, 'create', 'subjectaccessreviews', {apiGroup: 'authorization.orch.io'})))
     assert.ok(!allowed(res(nodeA, 'get', 'secrets', {namespace: 'x', name: 'y'})))
-    assert.ok(!allowed(res(nodeA, 'delete', 'pods', {namespace: 'team-a', name: 'web-1'})))
+    assert.ok(allowed(res(nodeA, 'delete', 'pods', {namespace: 'team-a', name: 'web-1'})), 'a pod bound to it, once stopped')
+    assert.ok(!allowed(res(nodeA, 'delete', 'pods', {namespace: 'team-a', name: 'web-2'})), "another node's pod")
+    assert.ok(allowed(res(nodeA, 'create', 'pods', {namespace: 'team-a'})), 'mirror pods of static pods')
     assert.ok(!allowed(res(nodeA, 'update', 'certificatesigningrequests', {apiGroup: 'certificates.orch.io', name: 'c', subresource: 'approval'})))
   })
 
@@ -264,6 +266,7 @@ describe('default roles and bindings', () => {
       'system:node',
       'system:node-bootstrapper',
       'system:certificates.orch.io:certificatesigningrequests:nodeclient',
+      'system:certificates.orch.io:certificatesigningrequests:selfnodeclient',
       'system:basic-user',
       'system:discovery',
       'system:public-info-viewer',

@@ -47,6 +47,7 @@ export function nodeRules(): PolicyRule[] {
     {verbs: ['create', 'update', 'patch'], apiGroups: [''], resources: ['nodes']},
     {verbs: ['update', 'patch'], apiGroups: [''], resources: ['nodes/status']},
     {verbs: ['update', 'patch'], apiGroups: [''], resources: ['pods/status']},
+    {verbs: ['create', 'delete'], apiGroups: [''], resources: ['pods']},
     {verbs: ['get', 'create', 'update', 'patch', 'delete'], apiGroups: [coordinationGroup], resources: ['leases']},
   ]
 }
@@ -86,6 +87,10 @@ export class NodeAuthorizer implements AttributeAuthorizer {
     if (group === '' && resource === 'pods' && subresource === 'status' && (attributes.verb === 'update' || attributes.verb === 'patch')) {
       return this.authorizePodStatus(nodeName, attributes)
     }
+    // mirror pods of its static pods (the body's spec.nodeName is admission's to check, as
+    // Kubernetes' NodeRestriction does) and the final delete of pods it has stopped
+    if (group === '' && resource === 'pods' && !subresource && attributes.verb === 'create') return allow
+    if (group === '' && resource === 'pods' && !subresource && attributes.verb === 'delete') return this.authorizePodStatus(nodeName, attributes)
     return rulesAllow(attributes, staticRules) ? allow : noOpinion()
   }
 

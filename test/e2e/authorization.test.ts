@@ -1,0 +1,143 @@
+// Authorization end to end: RBAC and the Node authorizer on every request, SubjectAccessReview,
+// SelfSubjectAccessReview, TokenReview, SelfSubjectReview, `orch auth can-i` and `orch auth whoami`.
+import assert from 'node:assert/strict'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {after, before, describe, it} from 'node:test'
+import {createSignedCert} from '../../src/machinery/pki.js'
+import {call, type Caller} from '../support/http.js'
+import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
+
+const JANE = 'jane-token-0123456789'
+const SAR = '/apis/authorization.orch.io/v1/subjectaccessreviews'
+const SSAR = '/apis/authorization.orch.io/v1/selfsubjectaccessreviews'
+
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await probe())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+function sar(spec: Record<string, unknown>): Record<string, unknown> {
+  return {apiVersion: 'authorization.orch.io/v1', kind: 'SubjectAccessReview', spec}
+}
+
+describe('authorization', () => {
+  let server: OrchServer
+  let nodeA: Caller
+  const cliEnv = (token: string) => {
+    const dir = tempDir('orch-jane-')
+    const kubeconfig = join(dir, 'config')
+    const doc = readFileSync(server.kubeconfig, 'utf8').replace(/client-certificate-data: .*\n/, '').replace(/client-key-data: .*\n/, `token: ${token}\n`)
+    writeFileSync(kubeconfig, doc)
+    return {KUBECONFIG: kubeconfig, HOME: dir}
+  }
+
+  before(async () => {
+    const files = tempDir('orch-authz-')
+    const tokens = join(files, 'tokens.csv')
+    writeFileSync(tokens, `${JANE},jane,uid-jane,"devs"\n`)
+    server = await startOrchServer(['--controllers=', '--token-auth-file', tokens])
+    const ca = {certPem: readFileSync(join(server.dataDir, 'pki', 'ca.crt'), 'utf8'), keyPem: readFileSync(join(server.dataDir, 'pki', 'ca.key'), 'utf8')}
+    const pair = await createSignedCert({ca, commonName: 'system:node:node-a', organizations: ['system:nodes'], usages: ['client auth'], validitySeconds: 3600})
+    nodeA = {cert: pair.certPem, key: pair.keyPem}
+    for (const name of ['node-a', 'node-b']) {
+      assert.equal((await call(server.url, 'POST', '/api/v1/nodes', {apiVersion: 'v1', kind: 'Node', metadata: {name}})).status, 201)
+    }
+  })
+  after(async () => server.cleanup())
+
+  it('the default roles and bindings exist from the first start: cluster-admin bound to system:masters', async () => {
+    const binding = await call(server.url, 'GET', '/apis/rbac.orch.io/v1/clusterrolebindings/cluster-admin')
+    assert.equal(binding.status, 200, binding.text)
+    assert.deepEqual(binding.json.subjects, [{kind: 'Group', apiGroup: 'rbac.orch.io', name: 'system:masters'}])
+    const names = (await call(server.url, 'GET', '/apis/rbac.orch.io/v1/clusterroles')).json.items.map((r: {metadata: {name: string}}) => r.metadata.name)
+    for (const name of ['cluster-admin', 'system:node', 'system:node-bootstrapper', 'system:basic-user', 'system:discovery']) assert.ok(names.includes(name), name)
+  })
+
+  it('SubjectAccessReview answers allowed, denied and reason for a given user, groups, verb, resource, namespace, name and subresource', async () => {
+    const allowed = await call(server.url, 'POST', SAR, sar({user: 'root', groups: ['system:masters'], resourceAttributes: {verb: 'delete', resource: 'nodes', name: 'node-a'}}))
+    assert.equal(allowed.status, 201, allowed.text)
+    assert.equal(allowed.json.kind, 'SubjectAccessReview')
+    assert.equal(allowed.json.status.allowed, true)
+    assert.match(allowed.json.status.reason, /cluster-admin/)
+    const notAllowed = await call(server.url, 'POST', SAR, sar({user: 'jane', groups: ['devs'], resourceAttributes: {verb: 'get', resource: 'configmaps', namespace: 'default', name: 'x'}}))
+    assert.equal(notAllowed.json.status.allowed, false)
+    assert.equal(notAllowed.json.status.denied, undefined, 'no opinion is not an explicit denial')
+    const csrStatus = sar({user: 'system:bootstrap:abc', groups: ['system:bootstrappers'], resourceAttributes: {verb: 'update', group: 'certificates.orch.io', resource: 'certificatesigningrequests', subresource: 'approval', name: 'c'}})
+    assert.equal((await call(server.url, 'POST', SAR, csrStatus)).json.status.allowed, false, 'bootstrappers may not approve')
+    const nonResource = await call(server.url, 'POST', SAR, sar({user: 'anyone', groups: ['system:authenticated'], nonResourceAttributes: {verb: 'get', path: '/healthz'}}))
+    assert.equal(nonResource.json.status.allowed, true)
+    assert.equal((await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps')).status, 200, 'nothing was stored or broken')
+  })
+
+  it('a SubjectAccessReview without user or groups, or with both attribute kinds, is 422; only POST is served', async () => {
+    const empty = await call(server.url, 'POST', SAR, sar({resourceAttributes: {verb: 'get', resource: 'pods'}}))
+    assert.equal(empty.status, 422, empty.text)
+    assert.match(empty.json.message, /at least one of user or group must be specified/)
+    const both = await call(server.url, 'POST', SAR, sar({user: 'x', resourceAttributes: {verb: 'get'}, nonResourceAttributes: {verb: 'get', path: '/'}}))
+    assert.equal(both.status, 422)
+    assert.equal((await call(server.url, 'GET', SAR)).status, 405)
+    assert.equal((await call(server.url, 'GET', `${SAR}/x`)).status, 405)
+  })
+
+  it('creating a SubjectAccessReview needs permission; a SelfSubjectAccessReview every authenticated user may create', async () => {
+    const as: Caller = {token: JANE}
+    const forbidden = await call(server.url, 'POST', SAR, sar({user: 'root', groups: ['system:masters'], resourceAttributes: {verb: 'get', resource: 'pods'}}), {}, {as})
+    assert.equal(forbidden.status, 403, forbidden.text)
+    const self = await call(server.url, 'POST', SSAR, {apiVersion: 'authorization.orch.io/v1', kind: 'SelfSubjectAccessReview', spec: {resourceAttributes: {verb: 'list', resource: 'pods', namespace: 'default'}}}, {}, {as})
+    assert.equal(self.status, 201, self.text)
+    assert.equal(self.json.status.allowed, false)
+  })
+
+  it('TokenReview authenticates a bearer token for a caller allowed to ask; SelfSubjectReview tells who the caller is', async () => {
+    const tokenReviews = '/apis/authentication.orch.io/v1/tokenreviews'
+    const good = await call(server.url, 'POST', tokenReviews, {apiVersion: 'authentication.orch.io/v1', kind: 'TokenReview', spec: {token: JANE}})
+    assert.equal(good.status, 201, good.text)
+    assert.deepEqual(good.json.status, {authenticated: true, user: {username: 'jane', uid: 'uid-jane', groups: ['devs', 'system:authenticated']}})
+    const bad = await call(server.url, 'POST', tokenReviews, {apiVersion: 'authentication.orch.io/v1', kind: 'TokenReview', spec: {token: 'forged'}})
+    assert.equal(bad.json.status.authenticated, undefined)
+    assert.equal(bad.json.status.error, 'invalid bearer token')
+    assert.equal((await call(server.url, 'POST', tokenReviews, {apiVersion: 'authentication.orch.io/v1', kind: 'TokenReview', spec: {token: JANE}}, {}, {as: {token: JANE}})).status, 403)
+  })
+
+  it('the Node authorizer: an agent writes its own Node status and Lease, not another node\'s', async () => {
+    const own = await call(server.url, 'PATCH', '/api/v1/nodes/node-a/status', {status: {phase: 'Running'}}, {'Content-Type': 'application/merge-patch+json'}, {as: nodeA})
+    assert.equal(own.status, 200, own.text)
+    const other = await call(server.url, 'PATCH', '/api/v1/nodes/node-b/status', {status: {phase: 'Running'}}, {'Content-Type': 'application/merge-patch+json'}, {as: nodeA})
+    assert.equal(other.status, 403)
+    assert.match(other.json.message, /node "node-a" is not allowed to modify node "node-b"/)
+    const lease = {apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: {name: 'node-a', namespace: 'orch-node-lease'}, spec: {holderIdentity: 'node-a'}}
+    assert.equal((await call(server.url, 'POST', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases', lease, {}, {as: nodeA})).status, 201)
+    const otherLease = {...lease, metadata: {name: 'node-b', namespace: 'orch-node-lease'}}
+    assert.equal((await call(server.url, 'PUT', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases/node-b', otherLease, {}, {as: nodeA})).status, 403)
+    assert.equal((await call(server.url, 'DELETE', '/api/v1/namespaces/default/configmaps/x', undefined, {}, {as: nodeA})).status, 403)
+    assert.equal((await call(server.url, 'GET', '/api/v1/nodes', undefined, {}, {as: nodeA})).status, 200, 'reads what it needs')
+  })
+
+  it('orch auth can-i prints yes or no (exit 0 or 1); orch auth whoami prints the user the server sees', async () => {
+    const admin = await runOrch(['auth', 'can-i', 'delete', 'nodes'], {env: server.cliEnv})
+    assert.equal(admin.code, 0, admin.stderr)
+    assert.equal(admin.stdout, 'yes\n')
+    const env = cliEnv(JANE)
+    const jane = await runOrch(['auth', 'can-i', 'create', 'configmaps'], {env})
+    assert.equal(jane.code, 1, jane.stderr)
+    assert.equal(jane.stdout, 'no\n')
+    assert.equal((await runOrch(['auth', 'can-i', 'get', '/healthz'], {env})).stdout, 'yes\n')
+    const whoami = await runOrch(['auth', 'whoami'], {env})
+    assert.equal(whoami.code, 0, whoami.stderr)
+    assert.equal(whoami.stdout, 'ATTRIBUTE   VALUE\nUsername    jane\nUID         uid-jane\nGroups      [devs system:authenticated]\n')
+    // a RoleBinding changes the answer
+    await call(server.url, 'POST', '/apis/rbac.orch.io/v1/namespaces/default/rolebindings', {
+      apiVersion: 'rbac.orch.io/v1', kind: 'RoleBinding', metadata: {name: 'jane-admin'},
+      roleRef: {apiGroup: 'rbac.orch.io', kind: 'ClusterRole', name: 'cluster-admin'},
+      subjects: [{kind: 'User', apiGroup: 'rbac.orch.io', name: 'jane'}],
+    })
+    await until('the binding', async () => (await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps', undefined, {}, {as: {token: JANE}})).status === 200)
+    const now = await runOrch(['auth', 'can-i', 'create', 'cm', '-n', 'default'], {env})
+    assert.equal(now.stdout, 'yes\n')
+    assert.equal((await runOrch(['auth', 'can-i', 'create', 'cm', '-n', 'kube-other'], {env})).stdout, 'no\n')
+  })
+})
