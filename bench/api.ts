@@ -6,11 +6,13 @@
 //       with them, driven by the same client code (goal: orch >= 0.5x bare);
 //   P2  a list of 10,000 ~1 KiB ConfigMaps (one namespace, full body read), from storage and from the
 //       watch cache (resourceVersion=0), vs an in-process JSON.stringify of the same list (goal <= 2x);
+//   P4  a TLS handshake plus a small GET on a new connection each time, 16 at a time, vs the bare
+//       node:https server with the same certificates (bench/api-tls.ts);
 //   P3  1,000 concurrent watch streams on one namespace while ConfigMaps are updated 200 times a second
 //       for 30 s: every watcher must get every event in order; latency from write-ack to delivery, per
 //       watcher per event, measured here in one clock (goal: p99 <= 100 ms). If that many watchers
 //       cannot run, the bench says so and falls back to the largest count that works.
-// Flags: --quick, --only=p1,p2,p3, --watchers=N, --profile-server=DIR (orch children run with
+// Flags: --quick, --only=p1,p2,p3,p4, --watchers=N, --profile-server=DIR (orch children run with
 // --cpu-prof into DIR). Every child is killed on exit, error, SIGINT and SIGTERM; a watchdog ends
 // the run if it overstays.
 import {spawn, type ChildProcess} from 'node:child_process'
@@ -22,6 +24,7 @@ import {join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Pool, type Dispatcher} from 'undici'
 import {orchBin, startOrchServer, tempDir, type RunningOrch} from '../test/support/server.js'
+import {handshakeRate} from './api-tls.js'
 import {median, table, type Cell} from './report.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -39,7 +42,7 @@ function flag(name: string): string | undefined {
 }
 
 const QUICK = flag('quick') !== undefined
-const ONLY = new Set((flag('only') ?? 'p1,p2,p3').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+const ONLY = new Set((flag('only') ?? 'p1,p4,p2,p3').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
 const PROFILE_DIR = flag('profile-server') ? resolve(flag('profile-server')!) : undefined
 
 const CONFIG = QUICK
@@ -47,6 +50,7 @@ const CONFIG = QUICK
       createCount: 1_000,
       createWarmup: 200,
       createTrials: 1,
+      handshakes: 300,
       listItems: 1_000,
       listRuns: 5,
       gzipRuns: 2,
@@ -61,6 +65,7 @@ const CONFIG = QUICK
       createCount: 10_000,
       createWarmup: 1_000,
       createTrials: 3,
+      handshakes: 2_000,
       listItems: 10_000,
       listRuns: 15,
       gzipRuns: 5,
@@ -186,6 +191,12 @@ async function stopOrch(server: OrchServer): Promise<void> {
  *  it is node:https with orch's serving certificate, asking for a client certificate as orch does. */
 function runBareServer(pkiDir: string | undefined): void {
   const handler = (request: IncomingMessage, response: ServerResponse) => {
+    if (request.method === 'GET') {
+      const small = Buffer.from('{"major":"1","minor":"0","gitVersion":"v1.0.0"}')
+      response.writeHead(200, {'Content-Type': 'application/json', 'Content-Length': small.length})
+      response.end(small)
+      return
+    }
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
@@ -435,6 +446,36 @@ async function p1(): Promise<P1Result> {
     await stopOrch(orch)
   }
   return {orch: median(orchRates), bare: median(bareRates), plain: median(plainRates), ratio: median(ratios), rows, tls}
+}
+
+// ---------------------------------------------------------------------------------------------
+// P4: TLS handshake + request vs bare node:https
+
+async function p4(): Promise<{rows: Cell[][]; ratio: number; orch: number; bare: number}> {
+  const orch = await startOrch()
+  const endpoint = orchEndpoint(orch)
+  const bare = await startBare(pkiDir(orch))
+  const rows: Cell[][] = []
+  const ratios: number[] = []
+  const orchRates: number[] = []
+  const bareRates: number[] = []
+  try {
+    const tls = endpoint.tls ?? {}
+    await handshakeRate({url: endpoint.url, tls}, '/version', 100, CONCURRENCY)
+    await handshakeRate({url: bare.url, tls}, '/version', 100, CONCURRENCY)
+    for (let trial = 0; trial < CONFIG.createTrials; trial++) {
+      const orchRate = await handshakeRate({url: endpoint.url, tls}, '/version', CONFIG.handshakes, CONCURRENCY)
+      const bareRate = await handshakeRate({url: bare.url, tls}, '/version', CONFIG.handshakes, CONCURRENCY)
+      orchRates.push(orchRate)
+      bareRates.push(bareRate)
+      ratios.push(orchRate / bareRate)
+      rows.push([trial + 1, orchRate, bareRate, orchRate / bareRate])
+    }
+  } finally {
+    stopBare(bare.child)
+    await stopOrch(orch)
+  }
+  return {rows, ratio: median(ratios), orch: median(orchRates), bare: median(bareRates)}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -992,6 +1033,16 @@ async function main(): Promise<void> {
       ['orch/bare (median of per-trial ratios)', r.ratio],
     ])
     goals.push([`P1 creates/s vs ${bareName}`, '>= 0.50x', `${r.ratio.toFixed(2)}x`, verdict(r.ratio >= 0.5)])
+  }
+
+  if (ONLY.has('p4')) {
+    const r = await p4()
+    table(
+      `P4 TLS handshake + GET /version on a new connection each (${CONFIG.handshakes.toLocaleString('en-US')} per run, ${CONCURRENCY} at a time, client certificate, P-256)`,
+      ['trial', 'orch handshakes+requests/s', 'bare node:https /s', 'orch/bare'],
+      r.rows,
+    )
+    goals.push(['P4 handshake+request vs bare node:https', '(no goal set)', `${r.ratio.toFixed(2)}x`, 'n/a'])
   }
 
   if (ONLY.has('p2')) {
