@@ -271,8 +271,8 @@ export class ApiServer {
     try {
       const url = new URL(request.url ?? '/', 'https://orch')
       const path = url.pathname
-      user = this.authenticate(request, path)
       info = resolveRequestInfo(request.method ?? 'GET', path, url.searchParams)
+      user = this.authenticate(request, path)
       const denied = this.authorizeRequest(user, info)
       annotations['authorization.orch.io/decision'] = denied ? 'forbid' : 'allow'
       if (denied) {

@@ -297,16 +297,25 @@ describe('CertificateSigningRequest', () => {
     assert.match(second, /^cli-c\s+\S+\s+example\.com\/custom\s+orch-admin\s+24h\s+Denied$/)
   })
 
-  it('the audit log records each request as a JSON line with user, verb, resource, name, code and the authorization annotations, denials included', async () => {
+  it('the audit log records each request as a JSON line with user, verb, resource, name, code and the authorization annotations, denials, 401s and 422s included', async () => {
     const before = readFileSync(auditPath, 'utf8').split('\n').length
     await call(server.url, 'GET', `${CSRS}/audited`, undefined, {}, {as: {token: JANE}})
     await call(server.url, 'DELETE', `${CSRS}/audited`, undefined, {}, {as: {token: JANE}})
+    await call(server.url, 'PUT', `${CSRS}/audited`, {}, {}, {as: {token: 'forged-token'}})
+    const bad = (await csrObject('audited', {cn: 'x', signer: 'example.com/custom'})).object
+    bad.spec.request = b64('garbage')
+    assert.equal((await call(server.url, 'POST', CSRS, bad)).status, 422)
     const events = await until('the audit lines', async () => {
       const lines = readFileSync(auditPath, 'utf8').split('\n').slice(before - 1).filter(Boolean).map((l) => JSON.parse(l))
-      const mine = lines.filter((e) => e.objectRef?.name === 'audited')
-      return mine.length >= 2 ? mine : undefined
+      const mine = lines.filter((e) => e.objectRef?.name === 'audited' || (e.objectRef?.resource === 'certificatesigningrequests' && e.verb === 'create'))
+      return mine.length >= 4 ? mine : undefined
     })
-    const [read, deleted] = events
+    const [read, deleted, unauthenticated, invalid] = events
+    assert.equal(unauthenticated.responseStatus.code, 401, 'a forged token is recorded')
+    assert.deepEqual(unauthenticated.user, {})
+    assert.equal(invalid.verb, 'create')
+    assert.equal(invalid.responseStatus.code, 422, 'a rejected CSR is recorded')
+    assert.match(invalid.responseStatus.message, /spec\.request/)
     assert.equal(read.kind, 'Event')
     assert.equal(read.apiVersion, 'audit.orch.io/v1')
     assert.equal(read.user.username, 'jane')
