@@ -314,6 +314,7 @@ describe('declarations of networking, storagemigration, certificates, admissionr
         ],
       },
       ClusterRoleBinding: {metadata: {name: 'crb'}, roleRef: {kind: 'ClusterRole', name: 'view', apiGroup: ''}},
+      CertificateSigningRequest: {metadata: {name: 'c'}, spec: {signerName: 'example.com/x'}, status: {conditions: [{type: 'Approved'}, {type: 'Failed', status: 'True'}]}},
     }
     for (const d of all) {
       if (!d.defaults) continue

@@ -18,6 +18,7 @@ describe('kindValidators', () => {
       '/Node',
       '/Pod',
       'apps/StatefulSet',
+      'certificates.orch.io/CertificateSigningRequest',
       'coordination.orch.io/Lease',
       'networking.orch.io/ServiceCIDR',
       'storagemigration.orch.io/StorageVersionMigration',
