@@ -106,6 +106,10 @@ export interface RequestContext {
   now: Date
   /** the request's audit annotations, to add to (admission policies' audit annotations) */
   audit?: Record<string, string>
+  /** warnings for the answer's Warning header (admission adds to them) */
+  warnings?: string[]
+  /** the write's field manager, as the request named it */
+  fieldManager?: string
 }
 
 export interface SubresourceDeclaration {

@@ -58,7 +58,7 @@ export async function applyPatch(
             managedFieldsDone: true,
           })
         },
-        {dryRun: options.dryRun},
+        {dryRun: options.dryRun, admit: {context: options.context, subresource: info.subresource}},
       )
       return {object, created: false}
     } catch (error) {

@@ -229,9 +229,11 @@ export class ResourceHandler {
       })
     const dryRun = dryRunParam(query)
     const fieldManager = fieldManagerOf(query, request)
-    const context = {...this.context(info, user), audit}
-    const validation = fieldValidationParam(query)
     const warnings: string[] = []
+    // a refused write still carries the warnings gathered before the refusal, as in Kubernetes
+    responseWarnings.set(response, warnings)
+    const context = {...this.context(info, user), audit, warnings, fieldManager}
+    const validation = fieldValidationParam(query)
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
     const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers) => {
       const raw = await readBody(request)
@@ -385,7 +387,7 @@ export class ResourceHandler {
         const replicas = replicasFromScale(wanted, info.name)
         return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', options)
       },
-      {dryRun: options.dryRun},
+      {dryRun: options.dryRun, admit: {context: options.context, subresource: 'scale'}},
     )
     send(response, 200, toScale(updated), {serializer})
   }
@@ -422,7 +424,7 @@ export class ResourceHandler {
         registry.checkTypeMeta(patched)
         return registry.prepareUpdate(current, patched, info.subresource, options)
       },
-      {dryRun: options.dryRun, precondition},
+      {dryRun: options.dryRun, precondition, admit: {context: options.context, subresource: info.subresource}},
     )
     return object
   }
@@ -438,12 +440,17 @@ export type PatchApplier = (request: {
 }) => Promise<{object: AnyObject; created: boolean}>
 
 /** Any error as a Status, in the first encoding the client accepts (JSON otherwise). */
+/** the warnings of a write in progress, for its answer even when it fails */
+const responseWarnings = new WeakMap<ServerResponse, string[]>()
+
 export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined, serializers?: SerializerSet): void {
   const apiError = error instanceof ApiError ? error : errors.internal()
   const all = serializers?.all ?? [jsonSerializer, yamlSerializer]
   const negotiated = negotiate(accept, {mediaTypes: all.map((s) => s.mediaType), viewGroups: [], views: []})
   const serializer = all.find((s) => s.mediaType === negotiated?.mediaType) ?? jsonSerializer
-  send(response, apiError.code, apiError.toStatus(), {serializer})
+  const warnings = responseWarnings.get(response) ?? []
+  const headers = warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined
+  send(response, apiError.code, apiError.toStatus(), {serializer, headers})
 }
 
 export {cborSerializer}

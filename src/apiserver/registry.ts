@@ -5,6 +5,8 @@ import {isDeepStrictEqual} from 'node:util'
 import type {AnyObject, FieldError, KindDeclaration, RequestContext} from '../api/types.js'
 import {apiVersionOf} from '../api/types.js'
 import {errors, type GroupResource, successStatus} from '../machinery/status.js'
+import type {AdmissionChain} from '../admission/chain.js'
+import type {AdmissionAttributes, Operation} from '../admission/types.js'
 import {validateObjectMeta} from './meta-validation.js'
 import {decodeContinue, encodeContinue} from './continue.js'
 import {
@@ -75,6 +77,16 @@ export function generateNameSuffix(): string {
 }
 
 /** RFC 3339 at second precision, as metav1.Time serialises. */
+/** The CreateOptions / UpdateOptions / DeleteOptions admission webhooks see. */
+function operationOptions(operation: Operation, dryRun: boolean | undefined, context: RequestContext): AnyObject | null {
+  const kind = operation === 'CREATE' ? 'CreateOptions' : operation === 'UPDATE' ? 'UpdateOptions' : operation === 'DELETE' ? 'DeleteOptions' : undefined
+  if (!kind) return null
+  const options: AnyObject = {kind, apiVersion: 'meta.orch.io/v1'}
+  if (dryRun) options.dryRun = ['All']
+  if (context.fieldManager) options.fieldManager = context.fieldManager
+  return options
+}
+
 export function timestamp(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
@@ -116,6 +128,8 @@ export interface RegistryHooks {
 
 export class ResourceRegistry {
   hooks: RegistryHooks = {}
+  /** the admission chain user writes go through (set by the server; none in unit tests) */
+  admission: AdmissionChain | undefined
   /** the kind's validation rules (src/apiserver/validation) */
   private readonly kindValidator: KindValidator | undefined
   readonly groupResource: GroupResource
@@ -333,7 +347,7 @@ export class ResourceRegistry {
   }
 
   private async prepareCreate(input: AnyObject, options: WriteOptions): Promise<AnyObject> {
-    const object = clone(input)
+    let object = clone(input)
     const meta = object.metadata!
     const now = options.context.now
     meta.uid = randomUUID()
@@ -349,16 +363,77 @@ export class ResourceRegistry {
     this.declaration.defaults?.(object)
     this.declaration.prepareForCreate?.(object, options.context)
     this.recordManagedFields(undefined, object, options, '')
+    object.apiVersion = this.apiVersion
+    object.kind = this.declaration.kind
+    const attributes = this.admission ? this.admissionAttributes('CREATE', object, null, meta.name ?? '', '', options.context, options.dryRun) : undefined
+    if (attributes && this.admission!.mutates) object = this.afterMutation(await this.admission!.admit(attributes))
     const causes = [
       ...validateObjectMeta(object, this.declaration, {creating: true}),
       ...(this.declaration.validateCreate?.(object, options.context) ?? []),
       ...(this.kindValidator?.create?.(object, options.context) ?? []),
     ]
-    if (causes.length > 0) throw this.invalid(meta.name ?? meta.generateName ?? '', causes)
-    if (this.declaration.namespaced) await this.checkNamespace(meta.namespace, 'create')
+    if (causes.length > 0) throw this.invalid(object.metadata?.name ?? object.metadata?.generateName ?? '', causes)
+    if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create')
+    if (attributes) await this.admission!.validate(attributes)
+    return object
+  }
+
+  /** The object a mutating plugin left: still this kind, its identity as the server set it. */
+  private afterMutation(object: AnyObject | null): AnyObject {
+    if (!object || typeof object !== 'object') throw errors.internal('admission left no object to store')
     object.apiVersion = this.apiVersion
     object.kind = this.declaration.kind
     return object
+  }
+
+  /** Kubernetes' admission.Attributes for a write of this kind. */
+  admissionAttributes(
+    operation: Operation,
+    object: AnyObject | null,
+    old: AnyObject | null,
+    name: string,
+    subresource: string,
+    context: RequestContext,
+    dryRun: boolean | undefined,
+  ): AdmissionAttributes {
+    const declaration = this.declaration
+    const namespace = declaration.namespaced ? (object?.metadata?.namespace ?? old?.metadata?.namespace ?? context.namespace ?? '') : ''
+    return {
+      operation,
+      kind: {group: declaration.group, version: declaration.version, kind: declaration.kind},
+      resource: {group: declaration.group, version: declaration.version, resource: declaration.resource},
+      subresource,
+      name,
+      namespace,
+      object,
+      oldObject: old,
+      userInfo: context.user ?? {username: '', groups: []},
+      dryRun: dryRun === true,
+      options: operationOptions(operation, dryRun, context),
+      declaration,
+      namespaceObject: () => (namespace ? this.deps.namespaceOf(namespace) : Promise.resolve(null)),
+      warn: (message) => context.warnings?.push(message),
+      annotate: (key, value) => {
+        if (context.audit) context.audit[key] = value
+      },
+    }
+  }
+
+  /** Admission of an update: mutating plugins (the result validated again when they changed it),
+   *  then validating plugins. */
+  private async admitUpdate(old: AnyObject, next: AnyObject, subresource: string, context: RequestContext, dryRun: boolean | undefined): Promise<AnyObject> {
+    if (!this.admission) return next
+    const attributes = this.admissionAttributes('UPDATE', next, old, old.metadata!.name, subresource, context, dryRun)
+    if (this.admission.mutates) {
+      const before = JSON.stringify(next)
+      const mutated = this.afterMutation(await this.admission.admit(attributes))
+      if (JSON.stringify(mutated) !== before) {
+        const causes = this.updateCauses(mutated, old, subresource, context)
+        if (causes.length > 0) throw this.invalid(old.metadata!.name, causes)
+      }
+    }
+    await this.admission.validate(attributes)
+    return attributes.object!
   }
 
   /**
@@ -405,7 +480,8 @@ export class ResourceRegistry {
           {type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: '0x0', message: 'must be specified for an update'},
         ])
       }
-      const next = this.prepareUpdate(old, body, subresource, options)
+      const prepared = this.prepareUpdate(old, body, subresource, options)
+      const next = await this.admitUpdate(old, prepared, subresource, options.context, options.dryRun)
       const result = await this.commitUpdate(key, current, old, next, options)
       if (result === 'conflict') {
         if (precondition) throw errors.staleResourceVersion(this.groupResource, name)
@@ -475,16 +551,22 @@ export class ResourceRegistry {
       meta.generation = oldMeta.generation
     }
     this.recordManagedFields(old, object, options, subresource)
-    const context = {...options.context, subresource: subresource || undefined}
-    const causes = [
-      ...validateObjectMeta(object, declaration, {creating: false, old}),
-      ...(subresource && subresource !== 'status' && subresource !== 'finalize'
-        ? declaration.validateSubresourceUpdate?.(subresource, object, old, context) ?? []
-        : declaration.validateUpdate?.(object, old, context) ?? []),
-      ...(this.kindValidator?.update?.(object, old, context) ?? []),
-    ]
+    const causes = this.updateCauses(object, old, subresource, options.context)
     if (causes.length > 0) throw this.invalid(oldMeta.name, causes)
     return object
+  }
+
+  /** What is wrong with an update (empty when nothing). */
+  private updateCauses(object: AnyObject, old: AnyObject, subresource: string, requestContext: RequestContext): FieldError[] {
+    const declaration = this.declaration
+    const context = {...requestContext, subresource: subresource || undefined}
+    return [
+      ...validateObjectMeta(object, declaration, {creating: false, old}),
+      ...(subresource && subresource !== 'status' && subresource !== 'finalize'
+        ? (declaration.validateSubresourceUpdate?.(subresource, object, old, context) ?? [])
+        : (declaration.validateUpdate?.(object, old, context) ?? [])),
+      ...(this.kindValidator?.update?.(object, old, context) ?? []),
+    ]
   }
 
   /** An ordinary write's manager owns the fields it changed (Kubernetes' Update operation). */
@@ -543,7 +625,7 @@ export class ResourceRegistry {
     namespace: string,
     name: string,
     transform: (current: AnyObject) => AnyObject | Promise<AnyObject>,
-    options: {dryRun?: boolean; precondition?: string},
+    options: {dryRun?: boolean; precondition?: string; admit?: {context: RequestContext; subresource: string}},
   ): Promise<AnyObject> {
     const key = this.key(namespace, name)
     for (;;) {
@@ -553,7 +635,8 @@ export class ResourceRegistry {
       if (options.precondition && options.precondition !== old.metadata!.resourceVersion) {
         throw errors.staleResourceVersion(this.groupResource, name)
       }
-      const next = await transform(clone(old))
+      let next = await transform(clone(old))
+      if (options.admit) next = await this.admitUpdate(old, next, options.admit.subresource, options.admit.context, options.dryRun)
       const result = await this.commitUpdate(key, current, old, next, options)
       if (result !== 'conflict') return result
       if (options.precondition) throw errors.staleResourceVersion(this.groupResource, name)
@@ -587,6 +670,9 @@ export class ResourceRegistry {
           name,
           `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata!.resourceVersion}`,
         )
+      }
+      if (this.admission) {
+        await this.admission.validate(this.admissionAttributes('DELETE', null, old, name, '', options.context, options.dryRun))
       }
       const details = {name, group: this.declaration.group || undefined, kind: this.declaration.resource, uid: old.metadata!.uid}
       const finalizers: string[] = [...(old.metadata!.finalizers ?? []), ...this.lifecycleFinalizers(old)]

@@ -11,6 +11,8 @@ import type {Logger} from '../machinery/log.js'
 import {errors} from '../machinery/status.js'
 import {Compactor, type Store} from '../storage/index.js'
 import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Authenticator} from './authn.js'
+import {AdmissionChain} from '../admission/chain.js'
+import {NodeRestriction} from '../admission/noderestriction.js'
 import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorizer, type AuthorizationMode, type RequestAuthorizer} from './authorize.js'
 import {defaultRBACObjects, podNodeFromRegistry, registrySource, type Authorizer} from './authz/index.js'
 import {virtualKindHandlers} from './virtual.js'
@@ -86,6 +88,8 @@ export class ApiServer {
   private cachesSynced = false
   readonly catalog: Catalog
   readonly registries = new Map<KindDeclaration, ResourceRegistry>()
+  /** what every user write goes through: built-in plugins, then policies and webhooks */
+  readonly admission: AdmissionChain
   private readonly resources: ResourceHandler
   private readonly nonResources: NonResourceHandler
   private readonly now: () => Date
@@ -111,6 +115,8 @@ export class ApiServer {
         }),
       )
     }
+    this.admission = new AdmissionChain().addValidating(new NodeRestriction())
+    for (const registry of this.registries.values()) registry.admission = this.admission
     this.registry('', 'services').hooks = new ServiceIPAllocator(
       this.registry('networking.orch.io', 'servicecidrs'),
       this.registry('networking.orch.io', 'ipaddresses'),

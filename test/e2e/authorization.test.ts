@@ -113,8 +113,31 @@ describe('authorization', () => {
     assert.equal((await call(server.url, 'POST', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases', lease, {}, {as: nodeA})).status, 201)
     const otherLease = {...lease, metadata: {name: 'node-b', namespace: 'orch-node-lease'}}
     assert.equal((await call(server.url, 'PUT', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases/node-b', otherLease, {}, {as: nodeA})).status, 403)
+    const createdOther = await call(server.url, 'POST', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases', otherLease, {}, {as: nodeA})
+    assert.equal(createdOther.status, 403, 'NodeRestriction reads the name from the body')
+    assert.match(createdOther.json.message, /node "node-a" can only access its own lease/)
     assert.equal((await call(server.url, 'DELETE', '/api/v1/namespaces/default/configmaps/x', undefined, {}, {as: nodeA})).status, 403)
     assert.equal((await call(server.url, 'GET', '/api/v1/nodes', undefined, {}, {as: nodeA})).status, 200, 'reads what it needs')
+  })
+
+  it('NodeRestriction: an agent creates only mirror pods bound to itself and cannot change its own taints', async () => {
+    const pod = (annotations: Record<string, string>, nodeName: string) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: {name: `p-${nodeName}-${Object.keys(annotations).length}`, annotations},
+      spec: {nodeName, containers: [{name: 'c', image: 'busybox'}]},
+    })
+    const plain = await call(server.url, 'POST', '/api/v1/namespaces/default/pods', pod({}, 'node-a'), {}, {as: nodeA})
+    assert.equal(plain.status, 403, plain.text)
+    assert.match(plain.json.message, /pod does not have "orch.io\/config.mirror" annotation, node "node-a" can only create mirror pods/)
+    const elsewhere = await call(server.url, 'POST', '/api/v1/namespaces/default/pods', pod({'orch.io/config.mirror': 'x'}, 'node-b'), {}, {as: nodeA})
+    assert.equal(elsewhere.status, 403)
+    assert.match(elsewhere.json.message, /can only create pods with spec.nodeName set to itself/)
+    const mirror = await call(server.url, 'POST', '/api/v1/namespaces/default/pods', pod({'orch.io/config.mirror': 'x'}, 'node-a'), {}, {as: nodeA})
+    assert.equal(mirror.status, 201, mirror.text)
+    const taint = await call(server.url, 'PATCH', '/api/v1/nodes/node-a', {spec: {taints: [{key: 'k', effect: 'NoSchedule'}]}}, {'Content-Type': 'application/merge-patch+json'}, {as: nodeA})
+    assert.equal(taint.status, 403, taint.text)
+    assert.match(taint.json.message, /node "node-a" is not allowed to modify taints/)
+    const labels = await call(server.url, 'PATCH', '/api/v1/nodes/node-a', {metadata: {labels: {zone: 'a'}}}, {'Content-Type': 'application/merge-patch+json'}, {as: nodeA})
+    assert.equal(labels.status, 200, labels.text)
   })
 
   it('orch auth can-i prints yes or no (exit 0 or 1); orch auth whoami prints the user the server sees', async () => {
