@@ -165,6 +165,17 @@ describe('@kubernetes/client-node 1.x against orch', () => {
     }
   }
 
+  it('loads the admin.kubeconfig the server wrote, unchanged, and is cluster-admin with it', async () => {
+    const fromFile = new KubeConfig()
+    fromFile.loadFromFile(server.kubeconfig)
+    const list = await fromFile.makeApiClient(CoreV1Api).listNamespace()
+    assert.ok(list.items.some((n) => n.metadata?.name === 'default'))
+    const who = await call(server.url, 'POST', '/apis/authorization.orch.io/v1/selfsubjectaccessreviews', {
+      apiVersion: 'authorization.orch.io/v1', kind: 'SelfSubjectAccessReview', spec: {resourceAttributes: {verb: '*', group: '*', resource: '*'}},
+    })
+    assert.equal(who.json.status.allowed, true)
+  })
+
   describe('namespaces (CoreV1Api)', () => {
     it('createNamespace answers the stored Namespace: uid, resourceVersion, creationTimestamp, phase Active', async () => {
       const created = await core.createNamespace({body: {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'cn-create', labels: {a: '1'}}}})
