@@ -4,8 +4,10 @@
 //   P1  ConfigMap creates/s, 16 keep-alive connections (undici Pool), ~1 KiB bodies, vs a bare
 //       node:http server in its own child process that JSON.parses the same bodies and answers 201
 //       with them, driven by the same client code (goal: orch >= 0.5x bare);
-//   P2  a list of 10,000 ~1 KiB ConfigMaps (one namespace, full body read), from storage and from the
-//       watch cache (resourceVersion=0), vs an in-process JSON.stringify of the same list (goal <= 2x);
+//   P2  a list of 10,000 ~1 KiB ConfigMaps (one namespace, full body read): a consistent list (the
+//       watch cache once it has caught up with storage, as Kubernetes' ConsistentListFromCache), from
+//       the watch cache (resourceVersion=0) and one storage page of every item, vs an in-process
+//       JSON.stringify of the same list (goal <= 2x);
 //   P4  a TLS handshake plus a small GET on a new connection each time, 16 at a time, vs the bare
 //       node:https server with the same certificates (bench/api-tls.ts);
 //   P3  1,000 concurrent watch streams on one namespace while ConfigMaps are updated 200 times a second
@@ -487,6 +489,8 @@ interface P2Result {
   stringifyMs: number
   storeMs: number
   cacheMs: number
+  /** one page holding every item: storage itself (a limit is never served from the cache) */
+  pagedMs: number
   gzipMs: number
   gzipBytes: number
   createRate: number
@@ -523,6 +527,7 @@ async function p2(): Promise<P2Result> {
     const stringify: number[] = []
     const store: number[] = []
     const cache: number[] = []
+    const paged: number[] = []
     let bytes = 0
     const stringifyOnce = () => {
       const started = performance.now()
@@ -536,10 +541,12 @@ async function p2(): Promise<P2Result> {
       const s = stringifyOnce()
       const a = await timedGet(reader, path)
       const b = await timedGet(reader, `${path}?resourceVersion=0`)
+      const c = await timedGet(reader, `${path}?limit=${CONFIG.listItems + 1}`)
       if (round < 0) continue
       stringify.push(s)
       store.push(a.ms)
       cache.push(b.ms)
+      paged.push(c.ms)
       bytes = a.bytes
     }
     // what client-go asks for by default: the server gzips the whole list before sending it
@@ -556,6 +563,7 @@ async function p2(): Promise<P2Result> {
       stringifyMs: median(stringify),
       storeMs: median(store),
       cacheMs: median(cache),
+      pagedMs: median(paged),
       gzipMs: median(gzip),
       gzipBytes,
       createRate: CONFIG.listItems / createSeconds,
@@ -1053,13 +1061,14 @@ async function main(): Promise<void> {
       ['operation', 'ms/op', 'x JSON.stringify'],
       [
         ['baseline: JSON.stringify of the same list, in-process', r.stringifyMs, 1],
-        ['GET list (from storage)', r.storeMs, r.storeMs / r.stringifyMs],
+        ['GET list (consistent: the watch cache once caught up with storage)', r.storeMs, r.storeMs / r.stringifyMs],
         ['GET list ?resourceVersion=0 (watch cache)', r.cacheMs, r.cacheMs / r.stringifyMs],
+        ['GET list ?limit=N+1 (storage: one page of every item)', r.pagedMs, r.pagedMs / r.stringifyMs],
         [`GET list, Accept-Encoding: gzip (${(r.gzipBytes / 1024 / 1024).toFixed(1)} MiB sent; median of ${CONFIG.gzipRuns})`, r.gzipMs, r.gzipMs / r.stringifyMs],
       ],
     )
     note(`(setup: ${r.items.toLocaleString('en-US')} creates at ${Math.round(r.createRate).toLocaleString('en-US')}/s)`)
-    goals.push(['P2 list vs JSON.stringify (storage)', '<= 2.00x', `${(r.storeMs / r.stringifyMs).toFixed(2)}x`, verdict(r.storeMs / r.stringifyMs <= 2)])
+    goals.push(['P2 list vs JSON.stringify (consistent list)', '<= 2.00x', `${(r.storeMs / r.stringifyMs).toFixed(2)}x`, verdict(r.storeMs / r.stringifyMs <= 2)])
     goals.push(['P2 list vs JSON.stringify (rv=0, cache)', '<= 2.00x', `${(r.cacheMs / r.stringifyMs).toFixed(2)}x`, verdict(r.cacheMs / r.stringifyMs <= 2)])
   }
 

@@ -175,7 +175,10 @@ export class ResourceHandler {
     }
     if (verb === 'list') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadataList'])
+      const asJson = !negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty
       const result = await registry.list(info.namespace, {
+        encoded: asJson,
+        consistentFromCache: this.options.gates['ConsistentListFromCache'] !== false,
         labelSelector: query.get('labelSelector') ?? undefined,
         fieldSelector: query.get('fieldSelector') ?? undefined,
         limit: intParam(query, 'limit'),
@@ -183,11 +186,19 @@ export class ResourceHandler {
         resourceVersion: query.get('resourceVersion') ?? undefined,
         resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
       })
-      if (!negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty) {
-        // each item's JSON is computed once per version of the object, shared with watches
+      if (asJson) {
+        // items from storage are their stored bytes; from the cache, each object's JSON computed once
+        // per version of the object (shared with watches)
         const head = JSON.stringify({kind: `${declaration.kind}List`, apiVersion: registry.apiVersion, metadata: listMetaOf(result)})
-        const text = `${head.slice(0, -1)},"items":[${result.items.map(cachedJson).join(',')}]}\n`
-        return send(response, 200, Buffer.from(text), {serializer: negotiated.serializer, gzip, preEncoded: true})
+        const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"items":[`)]
+        const items = result.encodedItems ?? result.items.map((item) => Buffer.from(cachedJson(item)))
+        const comma = Buffer.from(',')
+        items.forEach((item, i) => {
+          if (i > 0) parts.push(comma)
+          parts.push(item)
+        })
+        parts.push(Buffer.from(']}\n'))
+        return send(response, 200, Buffer.concat(parts), {serializer: negotiated.serializer, gzip, preEncoded: true})
       }
       const body = listView(declaration, registry.apiVersion, result, negotiated.view, now, includeObject)
       return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})

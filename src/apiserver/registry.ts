@@ -23,6 +23,12 @@ import {compileSelectors, type Selectors} from './selectors.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
 
 export interface ListParams {
+  /** the caller sends JSON as stored: items from storage come as their stored bytes, not parsed */
+  encoded?: boolean
+  /** gate ConsistentListFromCache: a list at the current revision is served by the watch cache once
+   *  it has caught up with storage (Kubernetes 1.31+); only where storage reports progress on every
+   *  commit (SQLite), else from storage */
+  consistentFromCache?: boolean
   labelSelector?: string
   fieldSelector?: string
   limit?: number
@@ -51,6 +57,8 @@ export interface DeleteOptions {
 
 export interface ListResult {
   items: AnyObject[]
+  /** with `encoded: true` from storage: each item's JSON bytes (then `items` is empty) */
+  encodedItems?: Buffer[]
   resourceVersion: string
   continue?: string
   remainingItemCount?: number
@@ -98,9 +106,26 @@ function decodeStored(kv: KeyValue): AnyObject {
   return object
 }
 
+/** Stored JSON begins apiVersion, kind, metadata, so a list can splice resourceVersion into the
+ *  stored bytes without parsing them (storedWithVersion). */
 function encodeStored(object: AnyObject): Buffer {
   const {resourceVersion: _rv, selfLink: _sl, ...metadata} = object.metadata ?? {}
-  return Buffer.from(JSON.stringify({...object, metadata}))
+  const {apiVersion, kind, metadata: _m, ...rest} = object
+  return Buffer.from(JSON.stringify({apiVersion, kind, metadata, ...rest}))
+}
+
+const METADATA_KEY = Buffer.from('"metadata":{')
+const LEADING_TYPE_META = /^\{"apiVersion":"[^"\\]*","kind":"[^"\\]*",$/
+
+/** The stored JSON with metadata.resourceVersion put in, as bytes; undefined when the stored bytes
+ *  are not laid out as encodeStored writes them (then the caller parses). */
+export function storedWithVersion(value: Uint8Array, revision: number): Buffer | undefined {
+  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  const at = bytes.indexOf(METADATA_KEY)
+  if (at < 0 || at > 512 || !LEADING_TYPE_META.test(bytes.toString('latin1', 0, at))) return undefined
+  const cut = at + METADATA_KEY.length
+  const empty = bytes[cut] === 0x7d // '}'
+  return Buffer.concat([bytes.subarray(0, cut), Buffer.from(`"resourceVersion":"${revision}"${empty ? '' : ','}`), bytes.subarray(cut)])
 }
 
 function withoutVersion(object: AnyObject): AnyObject {
@@ -194,13 +219,13 @@ export class ResourceRegistry {
         throw errors.badRequest('specifying resource version is not allowed when using continue')
       }
       const token = decodeContinue(params.continue, prefix, this.deps.now(), this.deps.continueTokenTtlMs)
-      return this.listFromStore(prefix, selectors, limit, token.revision, token.startAfter)
+      return this.listFromStore(prefix, selectors, limit, token.revision, token.startAfter, params.encoded)
     }
     const requested = params.resourceVersion ? Number(params.resourceVersion) : undefined
     if (params.resourceVersion && (!Number.isInteger(requested) || requested! < 0)) {
       throw errors.badRequest(`invalid resource version: ${params.resourceVersion}`)
     }
-    if (match === 'Exact') return this.listFromStore(prefix, selectors, limit, requested!, undefined)
+    if (match === 'Exact') return this.listFromStore(prefix, selectors, limit, requested!, undefined, params.encoded)
     if (requested === 0 || (requested !== undefined && match !== 'Exact')) {
       // NotOlderThan (or the legacy "0 = any"): the cache serves when it is new enough
       await this.cache.start()
@@ -213,10 +238,20 @@ export class ResourceRegistry {
         if (requested! > current) {
           throw errors.timeout(`Too large resource version: ${requested}, current: ${current}`)
         }
-        return this.listFromStore(prefix, selectors, limit, 0, undefined)
+        return this.listFromStore(prefix, selectors, limit, 0, undefined, params.encoded)
       }
     }
-    return this.listFromStore(prefix, selectors, limit, 0, undefined)
+    if (params.consistentFromCache && limit === 0 && this.deps.store.backend === 'sqlite') {
+      await this.cache.start()
+      const current = await this.deps.store.currentRevision()
+      try {
+        await this.cache.waitUntil(current, 3_000)
+        return this.listFromCache(prefix, selectors)
+      } catch {
+        // the cache is behind: storage answers
+      }
+    }
+    return this.listFromStore(prefix, selectors, limit, 0, undefined, params.encoded)
   }
 
   private listFromCache(prefix: string, selectors: Selectors): ListResult {
@@ -237,26 +272,41 @@ export class ResourceRegistry {
     limit: number,
     revision: number,
     startAfter: string | undefined,
+    encoded = false,
   ): Promise<ListResult> {
     const items: AnyObject[] = []
+    const encodedItems: Buffer[] = []
+    let count = 0
     let atRevision = revision
     let cursor = startAfter
     let remaining = 0
     let lastKey: string | undefined
     try {
       for (;;) {
-        const want = limit > 0 ? Math.max(limit - items.length, selectors.empty ? 0 : 64) : 0
+        const want = limit > 0 ? Math.max(limit - count, selectors.empty ? 0 : 64) : 0
         const page = await this.deps.store.list(prefix, {revision: atRevision, startAfter: cursor, limit: want})
         atRevision = page.revision
         for (const kv of page.items) {
           lastKey = kv.key
-          const object = decodeStored(kv)
-          if (selectors.matches(object)) items.push(object)
-          if (limit > 0 && items.length >= limit) break
+          // the JSON fast path: no parse at all without selectors, no re-serialising with them
+          const bytes = encoded ? storedWithVersion(kv.value, kv.modRevision) : undefined
+          if (bytes && selectors.empty) {
+            encodedItems.push(bytes)
+            count++
+          } else {
+            const object = decodeStored(kv)
+            if (selectors.matches(object)) {
+              count++
+              if (bytes) encodedItems.push(bytes)
+              else if (encoded) encodedItems.push(Buffer.from(JSON.stringify(object)))
+              else items.push(object)
+            }
+          }
+          if (limit > 0 && count >= limit) break
         }
         const consumedAll = page.items.length === 0 || lastKey === page.items[page.items.length - 1].key
         remaining = consumedAll ? page.remaining : page.remaining + (page.items.length - 1 - page.items.findIndex((kv) => kv.key === lastKey))
-        if (limit === 0 || items.length >= limit || remaining === 0 || page.items.length === 0) break
+        if (limit === 0 || count >= limit || remaining === 0 || page.items.length === 0) break
         cursor = lastKey
       }
     } catch (error) {
@@ -270,6 +320,7 @@ export class ResourceRegistry {
       throw error
     }
     const result: ListResult = {items, resourceVersion: String(atRevision)}
+    if (encoded) result.encodedItems = encodedItems
     if (limit > 0 && remaining > 0 && lastKey !== undefined) {
       result.continue = encodeContinue(atRevision, lastKey, prefix, this.deps.now())
       if (selectors.empty) result.remainingItemCount = remaining

@@ -12,6 +12,7 @@ export const FEATURES = {
   APIResponseCompression: {stage: 'beta', description: 'gzip for get and list responses when the client accepts it'},
   CBORServingAndStorage: {stage: 'alpha', description: 'application/cbor requests and responses'},
   WatchList: {stage: 'beta', description: 'watch with sendInitialEvents=true'},
+  ConsistentListFromCache: {stage: 'beta', description: 'lists at the current revision served from the watch cache once it has caught up'},
   ContainerCheckpoint: {stage: 'beta', description: "the agent's checkpoint endpoint"},
   InPlacePodVerticalScaling: {stage: 'stable', description: 'pod resource state files on the agent'},
   MaxUnavailableStatefulSet: {stage: 'beta', description: 'StatefulSet rollingUpdate.maxUnavailable'},
