@@ -194,6 +194,7 @@ export interface AuthenticatorOptions {
 
 interface PeerCertificateLike {
   subject?: Record<string, string | string[] | undefined>
+  valid_to?: string
   raw?: Buffer
   ext_key_usage?: string[]
 }
@@ -256,8 +257,21 @@ export class Authenticator {
     return 'user' in outcome ? {user: withAuthenticatedGroup(outcome.user)} : outcome
   }
 
+  /** per connection: the certificate's answer (a connection's client certificate never changes) and
+   *  until when the certificate is valid */
+  private readonly connections = new WeakMap<object, {outcome: Outcome; notAfter: number}>()
+
   private x509(socket: unknown): Outcome {
     if (!this.clientCertificates || !isTLSSocket(socket)) return null
+    const known = this.connections.get(socket)
+    if (known && Date.now() <= known.notAfter) return known.outcome
+    const outcome = this.x509Uncached(socket)
+    const notAfter = Date.parse(socket.getPeerCertificate(false).valid_to ?? '')
+    this.connections.set(socket, {outcome, notAfter: Number.isFinite(notAfter) ? notAfter : 0})
+    return outcome
+  }
+
+  private x509Uncached(socket: TLSSocketLike): Outcome {
     const peer = socket.getPeerCertificate(false)
     if (!peer || !peer.raw || peer.raw.length === 0) return null
     const subject = peer.subject ?? {}
@@ -269,6 +283,10 @@ export class Authenticator {
     // OpenSSL already checked the purpose (clientAuth) on a verified chain; this guards a server set up otherwise.
     if (peer.ext_key_usage && !peer.ext_key_usage.includes('1.3.6.1.5.5.7.3.2') && !peer.ext_key_usage.includes('2.5.29.37.0')) {
       return {error: `verifying certificate CN=${JSON.stringify(commonName)} failed: not valid for client authentication`}
+    }
+    // verified at the handshake; a connection may outlive its certificate
+    if (peer.valid_to && Date.parse(peer.valid_to) < Date.now()) {
+      return {error: `verifying certificate CN=${JSON.stringify(commonName)} failed: certificate has expired`}
     }
     if (commonName === '') return null // Kubernetes: no common name, no x509 user
     return {user: {username: commonName, groups: values(subject.O)}}
