@@ -2,6 +2,8 @@
 // `apps/StatefulSet`). The registry runs a kind's validator after the declaration's own
 // validateCreate / validateUpdate. Update validators receive the request context: with
 // `context.subresource` set they check what that subresource may write (or nothing).
+import type {ExpressionCompiler} from './admission-common.js'
+import {mutatingBindingValidator, mutatingPolicyValidator, validatingBindingValidator, validatingPolicyValidator} from './admissionpolicies.js'
 import {certificateSigningRequestValidator} from './certificatesigningrequest.js'
 import {configMapValidator} from './configmap.js'
 import type {KindValidator} from './common.js'
@@ -12,6 +14,7 @@ import {podValidator} from './pod.js'
 import {serviceCIDRValidator} from './servicecidr.js'
 import {statefulSetValidator} from './statefulset.js'
 import {storageVersionMigrationValidator} from './storageversionmigration.js'
+import {webhookConfigurationValidator} from './webhookconfiguration.js'
 
 export type {KindValidator}
 
@@ -20,7 +23,19 @@ export function kindValidatorKey(group: string, kind: string): string {
   return `${group}/${kind}`
 }
 
+/** The CEL compiler that admission objects' expressions are checked with (the admission layer's). */
+let expressionCompiler: ExpressionCompiler | undefined
+export function setExpressionCompiler(compiler: ExpressionCompiler | undefined): void {
+  expressionCompiler = compiler
+}
+const compiler = () => expressionCompiler
+
 export const kindValidators: Map<string, KindValidator> = new Map([
+  ['admissionregistration.orch.io/ValidatingWebhookConfiguration', webhookConfigurationValidator(compiler)],
+  ['admissionregistration.orch.io/ValidatingAdmissionPolicy', validatingPolicyValidator(compiler)],
+  ['admissionregistration.orch.io/ValidatingAdmissionPolicyBinding', validatingBindingValidator],
+  ['admissionregistration.orch.io/MutatingAdmissionPolicy', mutatingPolicyValidator(compiler)],
+  ['admissionregistration.orch.io/MutatingAdmissionPolicyBinding', mutatingBindingValidator],
   ['/ConfigMap', configMapValidator],
   ['/Namespace', namespaceValidator],
   ['/Node', nodeValidator],
