@@ -11,8 +11,8 @@ import type {Logger} from '../machinery/log.js'
 import {errors} from '../machinery/status.js'
 import {Compactor, type Store} from '../storage/index.js'
 import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Authenticator} from './authn.js'
-import {AdmissionChain} from '../admission/chain.js'
-import {NodeRestriction} from '../admission/noderestriction.js'
+import type {AdmissionChain} from '../admission/chain.js'
+import {buildAdmissionChain} from './admission-setup.js'
 import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorizer, type AuthorizationMode, type RequestAuthorizer} from './authorize.js'
 import {defaultRBACObjects, podNodeFromRegistry, registrySource, type Authorizer} from './authz/index.js'
 import {virtualKindHandlers} from './virtual.js'
@@ -115,7 +115,7 @@ export class ApiServer {
         }),
       )
     }
-    this.admission = new AdmissionChain().addValidating(new NodeRestriction())
+    this.admission = buildAdmissionChain({registry: (group, resource) => this.registry(group, resource), logger: options.logger})
     for (const registry of this.registries.values()) registry.admission = this.admission
     this.registry('', 'services').hooks = new ServiceIPAllocator(
       this.registry('networking.orch.io', 'servicecidrs'),
