@@ -163,22 +163,20 @@ export class ApiServer {
         if ((error as {reason?: string}).reason !== 'AlreadyExists') throw error
       }
     }
-    for (const name of SYSTEM_NAMESPACES) {
-      await createIfAbsent(this.registry('', 'namespaces'), {apiVersion: 'v1', kind: 'Namespace', metadata: {name}})
-    }
-    await createIfAbsent(this.registry('networking.orch.io', 'servicecidrs'), {
-      apiVersion: 'networking.orch.io/v1',
-      kind: 'ServiceCIDR',
-      metadata: {name: DEFAULT_SERVICE_CIDR},
-      spec: {cidrs: this.options.serviceClusterIPRange ?? ['10.96.0.0/12']},
-    })
-    // the default roles and bindings: created when missing, never overwritten (an admin may edit them)
-    // (in parallel: one group commit instead of one per object)
-    await Promise.all(
-      defaultRBACObjects().map((object) =>
+    // all at once: one group commit instead of one per object
+    await Promise.all([
+      ...SYSTEM_NAMESPACES.map((name) => createIfAbsent(this.registry('', 'namespaces'), {apiVersion: 'v1', kind: 'Namespace', metadata: {name}})),
+      createIfAbsent(this.registry('networking.orch.io', 'servicecidrs'), {
+        apiVersion: 'networking.orch.io/v1',
+        kind: 'ServiceCIDR',
+        metadata: {name: DEFAULT_SERVICE_CIDR},
+        spec: {cidrs: this.options.serviceClusterIPRange ?? ['10.96.0.0/12']},
+      }),
+      // the default roles and bindings: created when missing, never overwritten (an admin may edit them)
+      ...defaultRBACObjects().map((object) =>
         createIfAbsent(this.registry('rbac.orch.io', object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'), object),
       ),
-    )
+    ])
   }
 
   /** Something /readyz waits for (e.g. a watch cache that is not synced yet). */

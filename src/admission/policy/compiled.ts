@@ -1,0 +1,126 @@
+// A policy's expressions compiled once per version of the policy (cached by uid and
+// resourceVersion), and what policies share at request time: params, match conditions, variables,
+// the activation.
+import {randomUUID} from 'node:crypto'
+import type {AnyObject} from '../../api/types.js'
+import {admissionReview} from '../webhook.js'
+import type {AdmissionAttributes} from '../types.js'
+import type {Activation, CelEngine, CelProgram, CostBudget, ExpressionScope, PolicyAuthorizer} from './engine.js'
+import {CelEvaluationError} from './engine.js'
+
+/** A compiled expression, or why it did not compile (evaluating it is then an error). */
+export type Compiled = {program: CelProgram} | {errors: string[]}
+
+export function compileOne(engine: CelEngine, expression: unknown, scope: ExpressionScope): Compiled {
+  if (typeof expression !== 'string' || expression.trim() === '') return {errors: ['expression is empty']}
+  try {
+    const result = engine.compile(expression, scope)
+    return 'errors' in result ? result : {program: result}
+  } catch (error) {
+    return {errors: [(error as Error).message]}
+  }
+}
+
+/** Runs a compiled expression; a compile error is an evaluation error. */
+export function run(compiled: Compiled, activation: Activation, budget: CostBudget): unknown {
+  if ('errors' in compiled) throw new CelEvaluationError(`compilation failed: ${compiled.errors.join('; ')}`)
+  return compiled.program.evaluate(activation, budget)
+}
+
+/** Per-policy compile cache: recompiled when the policy's resourceVersion changes. */
+export class CompileCache<T> {
+  private readonly entries = new Map<string, {version: string; value: T}>()
+
+  get(policy: AnyObject, build: () => T): T {
+    const uid = policy.metadata?.uid ?? policy.metadata?.name ?? ''
+    const version = policy.metadata?.resourceVersion ?? ''
+    const known = this.entries.get(uid)
+    if (known && known.version === version) return known.value
+    const value = build()
+    this.entries.set(uid, {version, value})
+    return value
+  }
+
+  /** Forgets policies no longer present. */
+  retain(policies: AnyObject[]): void {
+    const live = new Set(policies.map((p) => p.metadata?.uid ?? p.metadata?.name ?? ''))
+    for (const uid of this.entries.keys()) if (!live.has(uid)) this.entries.delete(uid)
+  }
+}
+
+export interface CompiledBase {
+  matchConditions: {name: string; compiled: Compiled}[]
+  variables: {name: string; compiled: Compiled}[]
+  hasParams: boolean
+}
+
+export function compileBase(engine: CelEngine, spec: AnyObject): CompiledBase {
+  const hasParams = spec.paramKind !== undefined && spec.paramKind !== null
+  const variables: {name: string; compiled: Compiled}[] = []
+  for (const variable of Array.isArray(spec.variables) ? spec.variables : []) {
+    variables.push({name: variable.name, compiled: compileOne(engine, variable.expression, {kind: 'variable', hasParams, variables: variables.map((v) => v.name)})})
+  }
+  const matchConditions = (Array.isArray(spec.matchConditions) ? spec.matchConditions : []).map((c: AnyObject) => ({
+    name: String(c.name),
+    compiled: compileOne(engine, c.expression, {kind: 'matchCondition', hasParams, variables: []}),
+  }))
+  return {matchConditions, variables, hasParams}
+}
+
+/** The variables as the engine evaluates them: a variable that did not compile fails when used. */
+function variablePrograms(base: CompiledBase): Activation['variables'] {
+  return base.variables.map((v) => ({
+    name: v.name,
+    program: 'errors' in v.compiled ? failing(v.name, v.compiled.errors) : v.compiled.program,
+  }))
+}
+
+function failing(name: string, errors: string[]): CelProgram {
+  return {
+    evaluate() {
+      throw new CelEvaluationError(`variable "${name}" did not compile: ${errors.join('; ')}`)
+    },
+  }
+}
+
+/** The activation of one (policy, binding, param) evaluation. */
+export async function activationFor(
+  attributes: AdmissionAttributes,
+  base: CompiledBase,
+  params: AnyObject | null,
+  authorizer: PolicyAuthorizer | undefined,
+): Promise<Activation> {
+  return {
+    object: attributes.object,
+    oldObject: attributes.oldObject,
+    request: admissionReview(randomUUID(), attributes).request,
+    params: base.hasParams ? params : undefined,
+    namespaceObject: attributes.namespace ? await attributes.namespaceObject() : null,
+    variables: variablePrograms(base),
+    authorizer,
+    requestResource: {
+      group: attributes.resource.group,
+      resource: attributes.resource.resource,
+      subresource: attributes.subresource,
+      namespace: attributes.namespace,
+      name: attributes.name,
+    },
+  }
+}
+
+export type ConditionsResult = {match: true} | {match: false} | {error: string}
+
+/** matchConditions in order: any false skips; all true match; an error (none false) is an error. */
+export function evaluateMatchConditions(conditions: CompiledBase['matchConditions'], activation: Activation, budget: CostBudget): ConditionsResult {
+  let firstError: string | undefined
+  for (const condition of conditions) {
+    try {
+      const value = run(condition.compiled, activation, budget)
+      if (value === false) return {match: false}
+      if (value !== true) firstError ??= `matchCondition "${condition.name}" did not evaluate to a bool`
+    } catch (error) {
+      firstError ??= `matchCondition "${condition.name}": ${(error as Error).message}`
+    }
+  }
+  return firstError ? {error: firstError} : {match: true}
+}
