@@ -167,7 +167,10 @@ export class CriClient {
 
   /** Creates a container in a sandbox; returns its id. */
   async createContainer(podSandboxId: string, config: DeepPartial<ContainerConfig>, sandboxConfig: DeepPartial<PodSandboxConfig>): Promise<string> {
-    const response = await this.call<{containerId: string}>(this.runtime, 'CreateContainer', {podSandboxId, config, sandboxConfig})
+    // KeyValue.value is `bytes`: protobufjs would read a string as base64, so send the UTF-8 bytes
+    const envs = config.envs?.map((env) => ({...env, value: typeof env?.value === 'string' ? Buffer.from(env.value, 'utf8') : env?.value}))
+    const request = {podSandboxId, config: envs ? {...config, envs} : config, sandboxConfig}
+    const response = await this.call<{containerId: string}>(this.runtime, 'CreateContainer', request)
     return response.containerId
   }
 

@@ -132,7 +132,7 @@ export interface ImageSpec {
 
 export interface KeyValue {
   key: string
-  /** `bytes` on the wire: a string is sent as its UTF-8 bytes, received values are Buffers */
+  /** `bytes` on the wire: CriClient sends a string as its UTF-8 bytes; received values are Buffers */
   value: Buffer | string
 }
 
