@@ -4,7 +4,7 @@
 // so no other user can ever connect to it.
 import {chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, unlinkSync} from 'node:fs'
 import {connect} from 'node:net'
-import {basename, dirname, join} from 'node:path'
+import {dirname, join} from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import {criServices, grpcTarget, socketPathOf} from '../../cri/proto.js'
 import {toCriImage} from './images.js'
@@ -28,6 +28,9 @@ export interface ProcessRuntimeServer {
 }
 
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+const MAX_SOCKET_PATH = 107
+/** the socket is first bound at `<dir>/.orch-XXXXXX/sock`: this many bytes after `<dir>` */
+const PRIVATE_DIR_EXTRA = '/.orch-XXXXXX/sock'.length
 
 type Handler = (request: any) => unknown
 
@@ -134,7 +137,10 @@ export async function startProcessRuntime(options: ProcessRuntimeServerOptions):
 
   mkdirSync(dirname(socketPath), {recursive: true, mode: 0o755})
   await clearStaleSocket(socketPath)
-  const privateDir = mkdtempSync(join(dirname(socketPath), `.${basename(socketPath)}-`))
+  // sun_path holds 107 bytes: say so instead of failing with an obscure bind error
+  const longest = Math.max(Buffer.byteLength(socketPath), Buffer.byteLength(dirname(socketPath)) + PRIVATE_DIR_EXTRA)
+  if (longest > MAX_SOCKET_PATH) throw new Error(`socket path ${socketPath} is too long for a UNIX socket (${longest} > ${MAX_SOCKET_PATH} bytes)`)
+  const privateDir = mkdtempSync(join(dirname(socketPath), '.orch-'))
   const boundPath = join(privateDir, 'sock')
   try {
     chmodSync(privateDir, 0o700)
