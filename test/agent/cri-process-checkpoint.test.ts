@@ -3,7 +3,7 @@
 // leave nothing behind.
 import assert from 'node:assert/strict'
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
@@ -11,6 +11,7 @@ import {CriClient, CriError} from '../../src/agent/cri/client.js'
 import type {DeepPartial, PodSandboxConfig} from '../../src/agent/cri/types.js'
 import type {CheckpointSummary} from '../../src/agent/runtime/process/checkpoint.js'
 import {readStat} from '../../src/agent/runtime/process/procfs.js'
+import {TarWriter} from '../../src/agent/runtime/process/tar.js'
 import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 import {listTar, readTarEntry, type TarEntry} from '../support/tar.js'
 
@@ -217,6 +218,44 @@ function suite(name: string, cgroupRoot: false | undefined): void {
     })
   })
 }
+
+describe('ustar writer', () => {
+  it('writes files, directories and links; a name over 100 bytes goes into the ustar prefix; tar tools agree', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-tar-'))
+    try {
+      const path = join(dir, 'a.tar')
+      const chunks: Buffer[] = []
+      const tar = new TarWriter(async (chunk) => {
+        chunks.push(Buffer.from(chunk))
+      }, 1000)
+      const long = `${'d'.repeat(60)}/${'e'.repeat(60)}/file.bin`
+      await tar.addDirectory('bin', {mode: 0o755})
+      await tar.addFile('bin/hello', 'hello\n', {mode: 0o755})
+      await tar.addSymlink('bin/hi', 'hello')
+      await tar.addFile(long, Buffer.alloc(1500, 7))
+      await tar.finish()
+      writeFileSync(path, Buffer.concat(chunks))
+      assert.equal(statSync(path).size % 512, 0)
+      const entries = listTar(path)
+      assert.deepEqual(entries.map((e) => [e.name, e.type, e.mode, e.size, e.linkTarget]), [
+        ['bin/', '5', 0o755, 0, ''],
+        ['bin/hello', '0', 0o755, 6, ''],
+        ['bin/hi', '2', 0o777, 0, 'hello'],
+        [long, '0', 0o600, 1500, ''],
+      ])
+      assert.ok(readTarEntry(path, entries[3]!).equals(Buffer.alloc(1500, 7)))
+      const listed = spawnSync('tar', ['-tf', path], {encoding: 'utf8'})
+      if (!listed.error) assert.deepEqual(listed.stdout.trim().split('\n'), entries.map((e) => e.name))
+      await assert.rejects(async () => {
+        const bad = new TarWriter(async () => {})
+        await bad.beginFile('x', 10)
+        await bad.write(Buffer.alloc(11))
+      }, /past the declared size/)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+})
 
 suite('process runtime checkpoint (cgroup freezer when the host allows it)', undefined)
 suite('process runtime checkpoint without cgroups (SIGSTOP / SIGCONT)', false)

@@ -11,7 +11,9 @@ import {fileURLToPath} from 'node:url'
 import {CriClient, CriError} from '../../src/agent/cri/client.js'
 import type {ContainerConfig, ContainerStatus, DeepPartial, PodSandboxConfig} from '../../src/agent/cri/types.js'
 import {CriLogWriter, MAX_LOG_LINE_BYTES} from '../../src/agent/runtime/process/cri-log.js'
+import {normalizeReference} from '../../src/agent/runtime/process/images.js'
 import {readStat} from '../../src/agent/runtime/process/procfs.js'
+import {ProcessRuntime} from '../../src/agent/runtime/process/runtime.js'
 import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 
 const CRI_LOG_LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z) (stdout|stderr) ([FP]) (.*)$/
@@ -347,6 +349,58 @@ describe('process runtime: CRI over a UNIX socket', {timeout: 120_000}, () => {
     }
     assert.ok(alive(pid))
     await client.stopContainer(id, 0)
+  })
+})
+
+describe('process runtime: parts', () => {
+  it('image references are normalised as Docker does (docker.io, library/, :latest)', () => {
+    assert.equal(normalizeReference('busybox'), 'docker.io/library/busybox:latest')
+    assert.equal(normalizeReference('orch/app:1'), 'docker.io/orch/app:1')
+    assert.equal(normalizeReference('registry.local:5000/app'), 'registry.local:5000/app:latest')
+    assert.equal(normalizeReference('localhost/app@sha256:abc'), 'localhost/app@sha256:abc')
+  })
+
+  it('an images file: the first matching rule wins; with an allowing rule, unmatched references are refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-cri-images-'))
+    try {
+      const file = join(dir, 'images')
+      writeFileSync(file, '# allowed images\n!docker.io/library/busybox:bad\ndocker.io/library/*\n')
+      const runtime = await ProcessRuntime.create({rootDir: join(dir, 'root'), imagesFile: file, cgroupRoot: false})
+      assert.ok(runtime.images.pull({image: 'busybox'}))
+      assert.throws(() => runtime.images.pull({image: 'busybox:bad'}), /refused by rule "!docker.io\/library\/busybox:bad"/)
+      assert.throws(() => runtime.images.pull({image: 'quay.io/app'}), /no rule of .*images allows it/)
+      await runtime.close()
+      // pulled images are remembered across restarts
+      const again = await ProcessRuntime.create({rootDir: join(dir, 'root'), cgroupRoot: false})
+      assert.ok(again.images.find('busybox'))
+      await again.close()
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+
+  it('a CRI endpoint must be a UNIX socket (unix:///path)', () => {
+    assert.throws(() => new CriClient({endpoint: 'tcp://127.0.0.1:1'}), /not a UNIX socket/)
+    assert.throws(() => new CriClient({endpoint: 'unix://relative.sock'}), /must be absolute/)
+  })
+
+  it('every call has a deadline: a call not answered in time fails with DEADLINE_EXCEEDED', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-cri-deadline-'))
+    const server = await startProcessRuntime({rootDir: join(dir, 'root'), cgroupRoot: false})
+    const client = new CriClient({endpoint: server.endpoint, timeoutMs: 300})
+    try {
+      const config = {metadata: {name: 'p', uid: 'u', namespace: 'default', attempt: 0}}
+      const sandboxId = await client.runPodSandbox(config)
+      await client.pullImage('busybox')
+      const id = await client.createContainer(sandboxId, {metadata: {name: 'c'}, image: {image: 'busybox'}, command: ['sleep', '3600']}, config)
+      await client.startContainer(id)
+      const error = await rejectsWith(client.execSync(id, ['sleep', '30']), 'DEADLINE_EXCEEDED')
+      assert.equal(error.method, 'ExecSync')
+    } finally {
+      client.close()
+      await server.close()
+      rmSync(dir, {recursive: true, force: true})
+    }
   })
 })
 
