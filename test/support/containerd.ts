@@ -42,11 +42,15 @@ function findBinary(name: string, extra: string[] = []): string | null {
   return null
 }
 
-/** Why containerd tests cannot run here, or null when containerd, ctr, runc and a static busybox are there. */
+/** Why containerd tests cannot run here (containerd is not installed), or null. */
 export function containerdMissing(): string | null {
-  if (!findBinary('containerd')) return 'containerd is not installed (Debian: apt-get install containerd runc busybox-static)'
+  return findBinary('containerd') ? null : 'containerd is not installed (Debian: apt-get install containerd runc busybox-static)'
+}
+
+/** What else a run needs; checked by startContainerd, which fails (not skips) without it. */
+function prerequisiteProblem(): string | null {
   for (const tool of ['ctr', 'runc', 'containerd-shim-runc-v2']) if (!findBinary(tool)) return `${tool} is not installed (Debian packages containerd, runc)`
-  if (!staticBusybox()) return 'no static busybox found (Debian package busybox-static)'
+  if (!staticBusybox()) return 'no static busybox found (Debian package busybox-static, or set BUSYBOX_STATIC)'
   if (process.getuid?.() !== 0) return 'containerd needs root'
   return null
 }
@@ -224,8 +228,8 @@ export function removeCgroupParent(parent: string): void {
 
 /** Starts containerd and imports the busybox image; resolves once the CRI answers. */
 export async function startContainerd(): Promise<RunningContainerd> {
-  const missing = containerdMissing()
-  if (missing) throw new Error(missing)
+  const missing = containerdMissing() ?? prerequisiteProblem()
+  if (missing) throw new Error(`cannot start containerd: ${missing}`)
   installExitHooks()
   const dir = mkdtempSync(join(tmpdir(), 'orch-containerd-'))
   const socketPath = join(dir, 'containerd.sock')
