@@ -396,7 +396,11 @@ export class ResourceHandler {
           wanted = assertBodyObject(applyMergePatch(scale, body))
         }
         const replicas = replicasFromScale(wanted, info.name)
-        return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', options)
+        return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', {
+          ...options,
+          fieldManager: options.context.fieldManager,
+          managedSubresource: 'scale',
+        })
       },
       {dryRun: options.dryRun, admit: {context: options.context, subresource: 'scale'}},
     )
@@ -433,6 +437,9 @@ export class ResourceHandler {
           throw errors.staleResourceVersion(registry.groupResource, info.name)
         }
         registry.checkTypeMeta(patched)
+        // what the schema does not know is dropped, as decoding into a typed object does (the body's
+        // unknown fields were already warned about, or refused under Strict)
+        pruneUnknownFields(patched, registry.declaration.schema)
         return registry.prepareUpdate(current, patched, info.subresource, options)
       },
       {dryRun: options.dryRun, precondition, admit: {context: options.context, subresource: info.subresource}},

@@ -44,6 +44,9 @@ export interface WriteOptions {
   fieldManager?: string
   /** managedFields are already computed (server-side apply) */
   managedFieldsDone?: boolean
+  /** the subresource the managedFields entry names when it is not the one written (/scale writes the
+   *  parent's spec.replicas) */
+  managedSubresource?: string
 }
 
 export interface DeleteOptions {
@@ -624,10 +627,11 @@ export class ResourceRegistry {
   private recordManagedFields(old: AnyObject | undefined, object: AnyObject, options: WriteOptions, subresource: string): void {
     if (options.managedFieldsDone || !options.fieldManager) return
     if (old) object.metadata!.managedFields ??= old.metadata?.managedFields
+    const entrySubresource = options.managedSubresource ?? subresource
     const result = updateManagedFields(old, object, this.declaration.schema, options.fieldManager, {
       now: options.context.now,
       apiVersion: this.apiVersion,
-      subresource: subresource || undefined,
+      subresource: entrySubresource || undefined,
       ignoredFields: resetFields(this.declaration, subresource || undefined) as string[][],
     })
     if (result.object.metadata?.managedFields) object.metadata!.managedFields = result.object.metadata.managedFields

@@ -111,4 +111,34 @@ describe('patches and server-side apply', () => {
     assert.equal(entry.operation, 'Update')
     assert.ok(entry.fieldsV1['f:data']['f:a'])
   })
+
+  it('fields the schema does not know are dropped from what a merge or strategic merge patch stores, with a warning', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'pruned'}, data: {a: '1'}})
+    for (const type of ['application/merge-patch+json', 'application/strategic-merge-patch+json']) {
+      const patched = await api('PATCH', '/api/v1/namespaces/default/configmaps/pruned', {data: {b: '2'}, bogus: {x: 1}}, {'Content-Type': type})
+      assert.equal(patched.status, 200, patched.text)
+      assert.match(String(patched.headers.warning), /unknown field \\"bogus\\"/)
+      assert.equal(patched.json.bogus, undefined, type)
+      const stored = await api('GET', '/api/v1/namespaces/default/configmaps/pruned')
+      assert.equal(stored.json.bogus, undefined, `${type}: nothing unknown stored`)
+    }
+    const strict = await api('PATCH', '/api/v1/namespaces/default/configmaps/pruned?fieldValidation=Strict', {bogus: 1}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(strict.status, 400)
+  })
+
+  it('a write through /scale records a managedFields entry of its manager with subresource scale', async () => {
+    const sts = {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'scaled'},
+      spec: {serviceName: 's', replicas: 1, selector: {matchLabels: {app: 's'}}, template: {metadata: {labels: {app: 's'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    }
+    assert.equal((await api('POST', '/apis/apps/v1/namespaces/default/statefulsets', sts)).status, 201)
+    const scaled = await api('PATCH', '/apis/apps/v1/namespaces/default/statefulsets/scaled/scale?fieldManager=autoscaler', {spec: {replicas: 3}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(scaled.status, 200, scaled.text)
+    const stored = (await api('GET', '/apis/apps/v1/namespaces/default/statefulsets/scaled')).json
+    const entry = stored.metadata.managedFields.find((m: any) => m.manager === 'autoscaler')
+    assert.ok(entry, JSON.stringify(stored.metadata.managedFields))
+    assert.equal(entry.subresource, 'scale')
+    assert.equal(entry.operation, 'Update')
+    assert.ok(entry.fieldsV1['f:spec']['f:replicas'])
+  })
 })
