@@ -1,9 +1,16 @@
-// The admission chain `orch server` runs, in Kubernetes' order: NodeRestriction, then the mutating
-// admission policies, then the validating admission policies and the validating webhooks. Their
+// The admission chain `orch server` runs, in Kubernetes' order: the mutating admission policies,
+// then NodeRestriction, the validating admission policies and the validating webhooks. Their
 // inputs come from the server's own watch caches (configurations, services, pods, namespaces).
 import {AdmissionChain} from '../admission/chain.js'
 import {NodeRestriction} from '../admission/noderestriction.js'
-import {ValidatingWebhookDispatcher, type ConditionOutcome, type ServiceEndpoint} from '../admission/webhook.js'
+import {celEngine} from '../admission/cel/engine.js'
+import {compileOne, evaluateMatchConditions, PARAM_SCHEMA, type Compiled} from '../admission/policy/compiled.js'
+import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from '../admission/policy/engine.js'
+import {MutatingPolicyPlugin} from '../admission/policy/mutating.js'
+import type {ParamLookup} from '../admission/policy/params.js'
+import {ValidatingPolicyPlugin} from '../admission/policy/validating.js'
+import {admissionReview, ValidatingWebhookDispatcher, type ConditionOutcome, type ServiceEndpoint} from '../admission/webhook.js'
+import {setExpressionCompiler} from './validation/index.js'
 import type {AdmissionAttributes} from '../admission/types.js'
 import type {AnyObject} from '../api/types.js'
 import type {Logger} from '../machinery/log.js'
@@ -12,9 +19,11 @@ import type {ResourceRegistry} from './registry.js'
 
 export interface AdmissionSources {
   registry(group: string, resource: string): ResourceRegistry
+  /** the registry serving a kind (params of policies) */
+  registryForKind(group: string, version: string, kind: string): ResourceRegistry | undefined
+  /** the server's authorizer, for CEL's `authorizer` */
+  authorizer: PolicyAuthorizer
   logger: Logger
-  /** matchConditions of webhooks (CEL), when the CEL environment is there */
-  evaluateConditions?(conditions: AnyObject[], attributes: AdmissionAttributes): ConditionOutcome
 }
 
 function cachedObjects(registry: ResourceRegistry): AnyObject[] {
@@ -52,14 +61,90 @@ export function serviceResolver(services: ResourceRegistry, pods: ResourceRegist
   }
 }
 
+/** Param objects of a kind, from its registry's watch cache, each tagged with the kind's schema. */
+function paramLookup(sources: AdmissionSources): ParamLookup {
+  return (apiVersion, kind) => {
+    const slash = apiVersion.indexOf('/')
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash)
+    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1)
+    const registry = sources.registryForKind(group, version, kind)
+    if (!registry) return undefined
+    const schema = registry.declaration.schema
+    return {
+      namespaced: registry.declaration.namespaced,
+      objects: (namespace) =>
+        cachedObjects(registry)
+          .filter((o) => !registry.declaration.namespaced || o.metadata?.namespace === namespace)
+          .map((o) => ({...o, [PARAM_SCHEMA]: schema})),
+    }
+  }
+}
+
+/** Webhook matchConditions in CEL (compiled once per expression). */
+function webhookConditions(engine: CelEngine, authorizer: PolicyAuthorizer) {
+  const compiled = new Map<string, Compiled>()
+  return (conditions: AnyObject[], attributes: AdmissionAttributes): ConditionOutcome => {
+    const base = {
+      matchConditions: conditions.map((c) => {
+        const expression = String(c.expression ?? '')
+        let entry = compiled.get(expression)
+        if (!entry) {
+          entry = compileOne(engine, expression, {kind: 'matchCondition', hasParams: false, variables: []})
+          compiled.set(expression, entry)
+        }
+        return {name: String(c.name), compiled: entry}
+      }),
+      variables: [],
+      hasParams: false,
+    }
+    const activation = {
+      object: attributes.object,
+      oldObject: attributes.oldObject,
+      request: admissionReview('', attributes).request,
+      params: undefined,
+      namespaceObject: null,
+      variables: [],
+      authorizer,
+      objectSchema: attributes.declaration.schema,
+    }
+    return evaluateMatchConditions(base.matchConditions, activation, {remaining: POLICY_EVALUATION_BUDGET})
+  }
+}
+
 export function buildAdmissionChain(sources: AdmissionSources): AdmissionChain {
-  const chain = new AdmissionChain().addValidating(new NodeRestriction())
-  const webhookConfigurations = sources.registry('admissionregistration.orch.io', 'validatingwebhookconfigurations')
+  const engine = celEngine()
+  setExpressionCompiler((expression, scope) => {
+    const result = engine.compile(expression, scope)
+    return 'errors' in result ? result.errors : []
+  })
+  const chain = new AdmissionChain()
+  const admission = (resource: string) => sources.registry('admissionregistration.orch.io', resource)
+  const policySources = {
+    params: paramLookup(sources),
+    engine,
+    authorizer: sources.authorizer,
+    logger: sources.logger,
+  }
+  chain.addMutating(
+    new MutatingPolicyPlugin({
+      ...policySources,
+      policies: () => cachedObjects(admission('mutatingadmissionpolicies')),
+      bindings: () => cachedObjects(admission('mutatingadmissionpolicybindings')),
+    }),
+  )
+  chain.addValidating(new NodeRestriction())
+  chain.addValidating(
+    new ValidatingPolicyPlugin({
+      ...policySources,
+      policies: () => cachedObjects(admission('validatingadmissionpolicies')),
+      bindings: () => cachedObjects(admission('validatingadmissionpolicybindings')),
+    }),
+  )
   chain.addValidating(
     new ValidatingWebhookDispatcher({
-      configurations: () => cachedObjects(webhookConfigurations),
+      configurations: () => cachedObjects(admission('validatingwebhookconfigurations')),
       resolveService: serviceResolver(sources.registry('', 'services'), sources.registry('', 'pods')),
-      evaluateConditions: sources.evaluateConditions,
+      evaluateConditions: webhookConditions(engine, sources.authorizer),
       logger: sources.logger,
     }),
   )

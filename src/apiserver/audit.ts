@@ -16,6 +16,8 @@ export interface AuditRecord {
   code: number
   /** the Status message of a failed request */
   message?: string
+  /** a create's object name (its path names none) */
+  objectName?: string
   annotations: Record<string, string>
   received: Date
   finished: Date
@@ -44,7 +46,7 @@ export function auditEvent(record: AuditRecord): Record<string, unknown> {
   if (info?.isResourceRequest) {
     const ref: Record<string, string> = {resource: info.resource}
     if (info.namespace) ref.namespace = info.namespace
-    if (info.name) ref.name = info.name
+    if (info.name || record.objectName) ref.name = info.name || record.objectName!
     if (info.group) ref.apiGroup = info.group
     if (info.version) ref.apiVersion = info.version
     if (info.subresource) ref.subresource = info.subresource

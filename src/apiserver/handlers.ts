@@ -272,6 +272,7 @@ export class ResourceHandler {
       // POSTs to subresources (pods/binding, pods/eviction) are served by their own handlers
       if (info.subresource) throw errors.methodNotAllowed()
       const body = assertBodyObject(await decodeChecked())
+      if (typeof body.metadata?.name === 'string') createdNames.set(response, body.metadata.name)
       const created = await registry.create(info.namespace, body, {dryRun, context, fieldManager})
       return reply(201, created)
     }
@@ -460,6 +461,12 @@ export type PatchApplier = (request: {
 /** Any error as a Status, in the first encoding the client accepts (JSON otherwise). */
 /** the warnings of a write in progress, for its answer even when it fails */
 const responseWarnings = new WeakMap<ServerResponse, string[]>()
+
+/** the name a create's body gives (the path has none), for the audit log */
+const createdNames = new WeakMap<ServerResponse, string>()
+export function createdObjectName(response: ServerResponse): string | undefined {
+  return createdNames.get(response)
+}
 
 export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined, serializers?: SerializerSet): void {
   const apiError = error instanceof ApiError ? error : errors.internal()

@@ -19,7 +19,7 @@ import {virtualKindHandlers} from './virtual.js'
 import type {AuditLog} from './audit.js'
 import type {RequestInfo} from './requestinfo.js'
 import {Catalog} from './catalog.js'
-import {ResourceHandler, statusResponse} from './handlers.js'
+import {createdObjectName, ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry, timestamp} from './registry.js'
 import {resolveRequestInfo} from './requestinfo.js'
 import {ServiceIPAllocator} from './service-ips.js'
@@ -115,7 +115,19 @@ export class ApiServer {
         }),
       )
     }
-    this.admission = buildAdmissionChain({registry: (group, resource) => this.registry(group, resource), logger: options.logger})
+    this.admission = buildAdmissionChain({
+      registry: (group, resource) => this.registry(group, resource),
+      registryForKind: (group, version, kind) =>
+        [...this.registries.entries()].find(([d]) => d.group === group && d.version === version && d.kind === kind)?.[1],
+      authorizer: (check) => {
+        const user = {username: check.user.username, uid: check.user.uid, groups: check.user.groups, extra: check.user.extra}
+        const attributes = check.path !== undefined
+          ? {user, verb: check.verb, isResourceRequest: false, path: check.path}
+          : {user, verb: check.verb, isResourceRequest: true, apiGroup: check.group ?? '', apiVersion: '*', resource: check.resource ?? '', subresource: check.subresource ?? '', namespace: check.namespace ?? '', name: check.name ?? ''}
+        return this.authorizer.evaluate(attributes)
+      },
+      logger: options.logger,
+    })
     for (const registry of this.registries.values()) registry.admission = this.admission
     this.registry('', 'services').hooks = new ServiceIPAllocator(
       this.registry('networking.orch.io', 'servicecidrs'),
@@ -304,6 +316,7 @@ export class ApiServer {
         user,
         code: response.statusCode,
         message: failure,
+        objectName: createdObjectName(response),
         annotations,
         received: new Date(started),
         finished: new Date(),

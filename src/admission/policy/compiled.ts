@@ -2,7 +2,7 @@
 // resourceVersion), and what policies share at request time: params, match conditions, variables,
 // the activation.
 import {randomUUID} from 'node:crypto'
-import type {AnyObject} from '../../api/types.js'
+import type {AnyObject, Schema} from '../../api/types.js'
 import {admissionReview} from '../webhook.js'
 import type {AdmissionAttributes} from '../types.js'
 import type {Activation, CelEngine, CelProgram, CostBudget, ExpressionScope, PolicyAuthorizer} from './engine.js'
@@ -83,6 +83,12 @@ function failing(name: string, errors: string[]): CelProgram {
   }
 }
 
+/** A param object's schema, attached by the param lookup (undefined: untyped). */
+export const PARAM_SCHEMA = Symbol('paramSchema')
+function paramSchemaOf(params: AnyObject): Schema | undefined {
+  return (params as AnyObject & {[PARAM_SCHEMA]?: Schema})[PARAM_SCHEMA]
+}
+
 /** The activation of one (policy, binding, param) evaluation. */
 export async function activationFor(
   attributes: AdmissionAttributes,
@@ -98,6 +104,8 @@ export async function activationFor(
     namespaceObject: attributes.namespace ? await attributes.namespaceObject() : null,
     variables: variablePrograms(base),
     authorizer,
+    objectSchema: attributes.declaration.schema,
+    paramsSchema: params ? paramSchemaOf(params) : undefined,
     requestResource: {
       group: attributes.resource.group,
       resource: attributes.resource.resource,

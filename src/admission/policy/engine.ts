@@ -1,7 +1,7 @@
 // What admission policies need from a CEL environment: compile an expression for a scope (which
 // variables exist), and evaluate it against an activation within a cost budget. src/admission/cel
 // provides it (celEngine()); the policy plugins and the validators only see this interface.
-import type {AnyObject} from '../../api/types.js'
+import type {AnyObject, Schema} from '../../api/types.js'
 
 /** What an expression may refer to. */
 export interface ExpressionScope {
@@ -47,6 +47,9 @@ export interface Activation {
   authorizer?: PolicyAuthorizer
   /** the request's own resource (authorizer.requestResource) */
   requestResource?: {group: string; resource: string; subresource: string; namespace: string; name: string}
+  /** the schemas of object/oldObject and of params, for typed access (int64 fields, escaping, full metadata) */
+  objectSchema?: Schema
+  paramsSchema?: Schema
 }
 
 export class CelEvaluationError extends Error {

@@ -96,7 +96,6 @@ export class ValidatingPolicyPlugin implements ValidatingPlugin {
       const joined = [...values].join(', ')
       attributes.annotate(key, joined.length > MAX_AUDIT_VALUE_BYTES ? joined.slice(0, MAX_AUDIT_VALUE_BYTES) : joined)
     }
-    if (auditFailures.length > 0) attributes.annotate(VALIDATION_FAILURE_ANNOTATION, JSON.stringify(auditFailures))
   }
 
   private async evaluateBinding(
@@ -160,6 +159,8 @@ export class ValidatingPolicyPlugin implements ValidatingPlugin {
       if (failures.length === 0) continue
       if (actions.includes('Audit')) {
         for (const f of failures) auditFailures.push({message: f.message, policy: policyName, binding: bindingName, expressionIndex: f.expressionIndex, validationActions: actions})
+        // recorded now: a Deny below ends the request
+        attributes.annotate(VALIDATION_FAILURE_ANNOTATION, JSON.stringify(auditFailures))
       }
       if (actions.includes('Warn')) {
         for (const f of failures) attributes.warn(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${f.message}`)

@@ -140,7 +140,8 @@ export function validateExpression(raw: unknown, path: string, compile: Expressi
   const expression = str(raw)
   if (expression.trim() === '') return [required(path)]
   if (!compile) return []
-  return compile(expression, scope).map((message) => invalid(path, expression, `compilation failed: ${message}`))
+  const problems = compile(expression, scope)
+  return problems.length > 0 ? [invalid(path, expression, `compilation failed: ${problems.join('; ')}`)] : []
 }
 
 const CEL_IDENTIFIER = /^[_a-zA-Z][_a-zA-Z0-9]*$/

@@ -1,0 +1,182 @@
+// The CEL environment of admission policies, on @marcbachmann/cel-js: variables object, oldObject,
+// request, params (only with a paramKind), namespaceObject, variables (lazy, each evaluated once),
+// authorizer (not in messageExpression), Kubernetes' libraries (libraries.ts), object
+// initialisation for ApplyConfiguration and JSONPatch (object-syntax.ts), and a cost budget: every
+// evaluation step costs one unit; one expression may spend PER_CALL_LIMIT, one (policy, binding,
+// param) evaluation the budget it is given.
+import {Environment} from '@marcbachmann/cel-js'
+import type {AnyObject} from '../../api/types.js'
+import {CelEvaluationError, type Activation, type CelEngine, type CelProgram, type CostBudget, type ExpressionScope, type PolicyAuthorizer} from '../policy/engine.js'
+import {registerAuthorizer, CelAuthorizer} from './authorizer.js'
+import {registerLibraries} from './libraries.js'
+import {rewriteObjectInitialisers} from './object-syntax.js'
+import {fromCel, toCel, unescapeObject} from './values.js'
+
+/** Kubernetes' PerCallLimit: what one expression may cost. */
+export const PER_CALL_LIMIT = 1_000_000
+export const COST_LIMIT_MESSAGE = 'operation cancelled: actual cost limit exceeded'
+export const BUDGET_MESSAGE = 'validation failed due to running out of cost budget, no further validation rules will be run'
+
+type Env = InstanceType<typeof Environment>
+
+/** The evaluation in progress (evaluation is synchronous, so one at a time). */
+let metering: {budget: CostBudget; spent: number} | undefined
+let meteringInstalled = false
+
+/** Every evaluation step goes through the evaluator's run(); counting there bounds any expression. */
+function installMetering(env: Env): void {
+  if (meteringInstalled) return
+  let evaluator: object | undefined
+  const probe = env.clone()
+  probe.registerFunction({
+    name: '__orchProbe',
+    returnType: 'bool',
+    params: [],
+    // cel-js calls a function's handler with the evaluator as `this`: that is how it is found
+    handler: function (this: object) {
+      // eslint-disable-next-line @typescript-eslint/no-this-alias
+      evaluator = this
+      return true
+    },
+  })
+  probe.evaluate('__orchProbe()', {})
+  const proto = Object.getPrototypeOf(evaluator) as {run(ast: unknown, ctx: unknown): unknown}
+  const run = proto.run
+  proto.run = function (this: unknown, ast: unknown, ctx: unknown) {
+    if (metering) {
+      metering.spent++
+      if (--metering.budget.remaining < 0) throw new CelEvaluationError(BUDGET_MESSAGE, true)
+      if (metering.spent > PER_CALL_LIMIT) throw new CelEvaluationError(COST_LIMIT_MESSAGE, true)
+    }
+    return run.call(this, ast, ctx)
+  }
+  meteringInstalled = true
+}
+
+function baseEnvironment(hasParams: boolean, hasAuthorizer: boolean): Env {
+  const env = new Environment({unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, enableOptionalTypes: true})
+  for (const name of ['object', 'oldObject', 'request', 'namespaceObject', 'variables']) env.registerVariable(name, 'dyn')
+  if (hasParams) env.registerVariable('params', 'dyn')
+  registerLibraries(env)
+  registerAuthorizer(env, hasAuthorizer)
+  return env
+}
+
+/** A CEL string with its literals blanked, so identifiers can be searched for. */
+function withoutStrings(expression: string): string {
+  return expression.replace(/(['"])(?:\\.|(?!\1)[^\\])*\1/g, '""')
+}
+
+/** Lazily evaluated variables: each is computed once, when an expression first reads it. */
+function lazyVariables(activation: Activation, context: Record<string, unknown>, budget: CostBudget): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  for (const {name, program} of activation.variables) {
+    let computed = false
+    let value: unknown
+    Object.defineProperty(values, name, {
+      enumerable: true,
+      get: () => {
+        if (!computed) {
+          value = toCel(fromCel((program as CompiledExpression).evaluateWith(context, budget)))
+          computed = true
+        }
+        return value
+      },
+    })
+  }
+  return values
+}
+
+class CompiledExpression implements CelProgram {
+  constructor(
+    private readonly run: (context: Record<string, unknown>) => unknown,
+    private readonly kind: string,
+  ) {}
+
+  /** Runs against an already built CEL context (variables share it). */
+  evaluateWith(context: Record<string, unknown>, budget: CostBudget): unknown {
+    const outer = metering
+    metering = {budget, spent: 0}
+    try {
+      return this.run(context)
+    } catch (error) {
+      if (error instanceof CelEvaluationError) throw error
+      const message = (error as Error).message?.split('\n')[0] ?? String(error)
+      throw new CelEvaluationError(message)
+    } finally {
+      metering = outer
+    }
+  }
+
+  evaluate(activation: Activation, budget: CostBudget): unknown {
+    const context = contextFor(activation, this.kind, budget)
+    const result = fromCel(this.evaluateWith(context, budget))
+    return this.kind === 'applyConfiguration' || this.kind === 'jsonPatch' ? unescapeObject(result) : result
+  }
+}
+
+function contextFor(activation: Activation, kind: string, budget: CostBudget): Record<string, unknown> {
+  const objectSchema = activation.objectSchema
+  const context: Record<string, unknown> = {
+    object: toCel(activation.object, objectSchema),
+    oldObject: toCel(activation.oldObject, objectSchema),
+    request: toCel(activation.request),
+    namespaceObject: toCel(activation.namespaceObject),
+  }
+  if (activation.params !== undefined) context.params = toCel(activation.params, activation.paramsSchema)
+  if (kind !== 'messageExpression' && activation.authorizer) {
+    context.authorizer = new CelAuthorizer(activation.authorizer as PolicyAuthorizer, activation.request as AnyObject, activation.requestResource)
+  }
+  context.variables = lazyVariables(activation, context, budget)
+  return context
+}
+
+export class AdmissionCelEngine implements CelEngine {
+  private readonly environments = new Map<string, Env>()
+
+  private environment(hasParams: boolean, hasAuthorizer: boolean): Env {
+    const key = `${hasParams}/${hasAuthorizer}`
+    let env = this.environments.get(key)
+    if (!env) {
+      env = baseEnvironment(hasParams, hasAuthorizer)
+      installMetering(env)
+      this.environments.set(key, env)
+    }
+    return env
+  }
+
+  compile(expression: string, scope: ExpressionScope): CelProgram | {errors: string[]} {
+    const source = scope.kind === 'applyConfiguration' || scope.kind === 'jsonPatch' ? rewriteObjectInitialisers(expression) : expression
+    const env = this.environment(scope.hasParams, scope.kind !== 'messageExpression')
+    const errors: string[] = []
+    const known = new Set(scope.variables)
+    for (const match of withoutStrings(source).matchAll(/\bvariables\.([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      if (!known.has(match[1])) errors.push(`undefined field '${match[1]}'`)
+    }
+    if (!scope.hasParams && /\bparams\b/.test(withoutStrings(source))) errors.push("undeclared reference to 'params' (the policy has no paramKind)")
+    let program: ((context: Record<string, unknown>) => unknown) | undefined
+    try {
+      const parsed = env.parse(source)
+      const checked = parsed.check()
+      if (!checked.valid) errors.push(firstLine(checked.error))
+      program = (context) => parsed(context)
+    } catch (error) {
+      errors.push(firstLine(error))
+    }
+    if (errors.length > 0 || !program) return {errors}
+    return new CompiledExpression(program, scope.kind)
+  }
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error)
+  return text.split('\n').filter((l) => l.trim() !== '').slice(0, 3).join(' ').replace(/\s+/g, ' ').trim()
+}
+
+let shared: AdmissionCelEngine | undefined
+
+/** The process-wide engine (environments are built once). */
+export function celEngine(): AdmissionCelEngine {
+  shared ??= new AdmissionCelEngine()
+  return shared
+}

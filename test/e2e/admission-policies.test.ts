@@ -1,0 +1,209 @@
+// ValidatingAdmissionPolicy and MutatingAdmissionPolicy in CEL, end to end against a real server:
+// the policies users write (replicas limit from a params ConfigMap, required labels, image prefix;
+// a MAP adding a label with JSONPatch and one setting a default with ApplyConfiguration), failure
+// policies, the cost budget, and compile errors at create time.
+import assert from 'node:assert/strict'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {after, before, describe, it} from 'node:test'
+import {call, type HttpResult} from '../support/http.js'
+import {startOrchServer, tempDir, type OrchServer} from '../support/server.js'
+
+const ADM = '/apis/admissionregistration.orch.io/v1'
+const ADM_BETA = '/apis/admissionregistration.orch.io/v1beta1'
+
+function statefulSet(name: string, replicas: number, labels: Record<string, string> = {}) {
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name, labels},
+    spec: {serviceName: name, replicas, selector: {matchLabels: {app: name}}, template: {metadata: {labels: {app: name}}, spec: {containers: [{name: 'c', image: 'registry.orch.io/app:1'}]}}},
+  }
+}
+
+describe('admission policies', () => {
+  let server: OrchServer
+  let auditPath: string
+  let nsCounter = 0
+
+  before(async () => {
+    auditPath = join(tempDir('orch-vap-'), 'audit.log')
+    server = await startOrchServer(['--controllers=', '--audit-log-path', auditPath])
+  })
+  after(async () => server.cleanup())
+
+  async function namespace(): Promise<string> {
+    const ns = `vap-${++nsCounter}`
+    assert.equal((await call(server.url, 'POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: ns, labels: {policy: ns}}})).status, 201)
+    return ns
+  }
+
+  async function create(path: string, body: unknown): Promise<void> {
+    const result = await call(server.url, 'POST', path, body)
+    assert.equal(result.status, 201, `${path}: ${result.text}`)
+  }
+
+  /** Repeats a request until check accepts its answer (policies reach the server's caches a moment after they are stored). */
+  async function eventually(request: () => Promise<HttpResult>, check: (r: HttpResult) => boolean, what: string): Promise<HttpResult> {
+    const deadline = Date.now() + 5000
+    for (;;) {
+      const result = await request()
+      if (check(result)) return result
+      if (Date.now() > deadline) assert.fail(`${what}: last answer ${result.status} ${result.text}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+
+  /** The first audit line matching (the log is written just after each answer). */
+  async function auditLine(match: (event: any) => boolean): Promise<any> {
+    const deadline = Date.now() + 5000
+    for (;;) {
+      const found = readFileSync(auditPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find(match)
+      if (found) return found
+      if (Date.now() > deadline) assert.fail(`no such audit line in ${readFileSync(auditPath, 'utf8').split('\n').filter((l) => l.includes('unlabelled')).join('\n')}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+
+  function rules(resources: string[], group = '', operations = ['CREATE', 'UPDATE']) {
+    return {resourceRules: [{apiGroups: [group], apiVersions: ['*'], operations, resources}]}
+  }
+
+  it('replicas limit from a params ConfigMap: over the limit is 422 with the default message, under it is created', async () => {
+    const ns = await namespace()
+    await create(`/api/v1/namespaces/${ns}/configmaps`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'limits'}, data: {maxReplicas: '3'}})
+    await create(`${ADM}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: `replicas-${ns}`},
+      spec: {paramKind: {apiVersion: 'v1', kind: 'ConfigMap'}, matchConstraints: rules(['statefulsets'], 'apps'), validations: [{expression: 'object.spec.replicas <= int(params.data.maxReplicas)'}]},
+    })
+    await create(`${ADM}/validatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: {name: `replicas-${ns}-binding`},
+      spec: {policyName: `replicas-${ns}`, validationActions: ['Deny'], paramRef: {name: 'limits', parameterNotFoundAction: 'Deny'}, matchResources: {namespaceSelector: {matchLabels: {policy: ns}}}},
+    })
+    const path = `/apis/apps/v1/namespaces/${ns}/statefulsets`
+    const denied = await eventually(() => call(server.url, 'POST', `${path}?dryRun=All`, statefulSet('big', 5)), (r) => r.status !== 201, 'the policy to take effect')
+    assert.equal(denied.status, 422, denied.text)
+    assert.equal(denied.json.reason, 'Invalid')
+    assert.equal(denied.json.message, `ValidatingAdmissionPolicy 'replicas-${ns}' with binding 'replicas-${ns}-binding' denied request: failed expression: object.spec.replicas <= int(params.data.maxReplicas)`)
+    assert.equal((await call(server.url, 'POST', path, statefulSet('small', 3))).status, 201)
+    // another namespace: no params object there, parameterNotFoundAction Deny, failurePolicy Fail (default)
+    const other = await namespace()
+    const patched = await call(server.url, 'PATCH', `${ADM}/validatingadmissionpolicybindings/replicas-${ns}-binding`, {spec: {matchResources: {namespaceSelector: {matchLabels: null, matchExpressions: [{key: 'policy', operator: 'In', values: [ns, other]}]}}}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(patched.status, 200, patched.text)
+    const missing = await eventually(() => call(server.url, 'POST', `/apis/apps/v1/namespaces/${other}/statefulsets?dryRun=All`, statefulSet('x', 1)), (r) => r.status !== 201, 'the binding change')
+    assert.equal(missing.status, 403)
+    assert.match(missing.json.message, /no params found for policy binding with `Deny` parameterNotFoundAction/)
+  })
+
+  it('required labels with messageExpression and reason Forbidden (403); the rejected object is not stored', async () => {
+    const ns = await namespace()
+    await create(`${ADM}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: `labels-${ns}`},
+      spec: {
+        matchConstraints: {...rules(['configmaps']), namespaceSelector: {matchLabels: {policy: ns}}},
+        validations: [{expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", messageExpression: "'configmap ' + object.metadata.name + ' has no team label'", reason: 'Forbidden'}],
+      },
+    })
+    await create(`${ADM}/validatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: {name: `labels-${ns}`},
+      spec: {policyName: `labels-${ns}`, validationActions: ['Deny', 'Audit']},
+    })
+    const cm = (name: string, labels?: Record<string, string>) => ({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name, labels}})
+    const denied = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, cm('unlabelled')), (r) => r.status !== 201, 'the policy')
+    assert.equal(denied.status, 403, denied.text)
+    assert.equal(denied.json.message, `ValidatingAdmissionPolicy 'labels-${ns}' with binding 'labels-${ns}' denied request: configmap unlabelled has no team label`)
+    assert.equal((await call(server.url, 'GET', `/api/v1/namespaces/${ns}/configmaps/unlabelled`)).status, 404)
+    assert.equal((await call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, cm('labelled', {team: 'a'}))).status, 201)
+    const line = await auditLine((e) => e.objectRef?.name === 'unlabelled' && e.annotations?.['validation.policy.admission.orch.io/validation_failure'])
+    assert.equal(JSON.parse(line.annotations['validation.policy.admission.orch.io/validation_failure'])[0].policy, `labels-${ns}`)
+  })
+
+  it('image prefix with validationActions Warn: the pod is created and the failure comes back as a Warning header', async () => {
+    const ns = await namespace()
+    await create(`${ADM}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: `images-${ns}`},
+      spec: {
+        matchConstraints: {...rules(['pods']), namespaceSelector: {matchLabels: {policy: ns}}},
+        validations: [{expression: "object.spec.containers.all(c, c.image.startsWith('registry.orch.io/'))", message: 'images must come from registry.orch.io'}],
+        auditAnnotations: [{key: 'images', valueExpression: "object.spec.containers.map(c, c.image).join(',')"}],
+      },
+    })
+    await create(`${ADM}/validatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: {name: `images-${ns}`},
+      spec: {policyName: `images-${ns}`, validationActions: ['Warn']},
+    })
+    const pod = (name: string) => ({apiVersion: 'v1', kind: 'Pod', metadata: {name}, spec: {containers: [{name: 'c', image: 'docker.io/evil:1'}]}})
+    let n = 0
+    const warned = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/pods`, pod(`p${n++}`)), (r) => r.headers.warning !== undefined, 'the warning')
+    assert.equal(warned.status, 201)
+    assert.match(String(warned.headers.warning), new RegExp(`Validation failed for ValidatingAdmissionPolicy 'images-${ns}' with binding 'images-${ns}': images must come from registry.orch.io`))
+    await auditLine((e) => e.annotations?.[`images-${ns}/images`] === 'docker.io/evil:1')
+  })
+
+  it('failurePolicy: a runtime error rejects under Fail and is skipped under Ignore; a runaway expression is cut off by the cost budget', async () => {
+    const ns = await namespace()
+    const runaway = '[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, [1,2,3,4,5,6,7,8,9,10].all(g, a + b + c + d + e + f + g > 0)))))))'
+    for (const [name, expression, failurePolicy] of [['err-fail', "int(object.data.x) > 0", 'Fail'], ['err-ignore', "int(object.data.y) > 0", 'Ignore'], ['cost', runaway, 'Fail']]) {
+      await create(`${ADM}/validatingadmissionpolicies`, {
+        apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: `${name}-${ns}`},
+        spec: {failurePolicy, matchConstraints: {...rules(['configmaps']), namespaceSelector: {matchLabels: {policy: ns}}, objectSelector: {matchLabels: {check: name}}}, validations: [{expression}]},
+      })
+      await create(`${ADM}/validatingadmissionpolicybindings`, {
+        apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: {name: `${name}-${ns}`},
+        spec: {policyName: `${name}-${ns}`, validationActions: ['Deny']},
+      })
+    }
+    const cm = (check: string) => ({apiVersion: 'v1', kind: 'ConfigMap', metadata: {generateName: 'c-', labels: {check}}, data: {x: 'not a number', y: 'nope'}})
+    const failed = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm('err-fail')), (r) => r.status !== 201, 'the Fail policy')
+    assert.equal(failed.status, 403, failed.text)
+    assert.match(failed.json.message, /expression 'int\(object.data.x\) > 0' resulted in error/)
+    assert.equal((await call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, cm('err-ignore'))).status, 201)
+    const started = Date.now()
+    const cut = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm('cost')), (r) => r.status !== 201, 'the cost policy')
+    assert.equal(cut.status, 403, cut.text)
+    assert.match(cut.json.message, /operation cancelled: actual cost limit exceeded|running out of cost budget/)
+    assert.ok(Date.now() - started < 5000, `stopped fast (${Date.now() - started} ms), not run for its 10^7 steps`)
+  })
+
+  it('a policy whose expression does not compile is refused at create time: 422 naming the field and the compiler message', async () => {
+    const bad = await call(server.url, 'POST', `${ADM}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: 'broken'},
+      spec: {matchConstraints: rules(['configmaps']), validations: [{expression: 'object.data +'}], matchConditions: [{name: 'm', expression: 'params.x'}]},
+    })
+    assert.equal(bad.status, 422, bad.text)
+    const fields = bad.json.details.causes.map((c: {field: string}) => c.field).sort()
+    assert.deepEqual(fields, ['spec.matchConditions[0].expression', 'spec.validations[0].expression'])
+    assert.match(bad.json.message, /spec.validations\[0\].expression: Invalid value: "object.data \+": compilation failed: .*Unexpected token/)
+    assert.equal((await call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/broken`)).status, 404)
+  })
+
+  it('MutatingAdmissionPolicy: a JSONPatch mutation adds a label and an ApplyConfiguration one sets a default, before validation', async () => {
+    const ns = await namespace()
+    const policy = (name: string, mutation: Record<string, unknown>) => ({
+      apiVersion: 'admissionregistration.orch.io/v1beta1', kind: 'MutatingAdmissionPolicy', metadata: {name: `${name}-${ns}`},
+      spec: {matchConstraints: {...rules(['configmaps'], '', ['CREATE']), namespaceSelector: {matchLabels: {policy: ns}}}, reinvocationPolicy: 'Never', mutations: [mutation]},
+    })
+    await create(`${ADM_BETA}/mutatingadmissionpolicies`, policy('label', {
+      patchType: 'JSONPatch',
+      jsonPatch: {expression: "[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}, JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey('orch.io/managed'), value: 'true'}]"},
+    }))
+    await create(`${ADM_BETA}/mutatingadmissionpolicies`, policy('default', {
+      patchType: 'ApplyConfiguration',
+      applyConfiguration: {expression: "Object{data: {'tier': has(object.data) && 'tier' in object.data ? object.data.tier : 'standard'}}"},
+    }))
+    for (const name of ['label', 'default']) {
+      await create(`${ADM_BETA}/mutatingadmissionpolicybindings`, {
+        apiVersion: 'admissionregistration.orch.io/v1beta1', kind: 'MutatingAdmissionPolicyBinding', metadata: {name: `${name}-${ns}`}, spec: {policyName: `${name}-${ns}`},
+      })
+    }
+    let n = 0
+    const created = await eventually(
+      () => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: `m${n++}`}, data: {a: 'b'}}),
+      (r) => r.status === 201 && r.json.metadata?.labels?.['orch.io/managed'] === 'true' && r.json.data?.tier === 'standard',
+      'both mutations',
+    )
+    assert.deepEqual(created.json.data, {a: 'b', tier: 'standard'})
+    const kept = await call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'premium'}, data: {tier: 'premium'}})
+    assert.equal(kept.json.data.tier, 'premium', 'the default does not override a value that is set')
+    const refused = await call(server.url, 'POST', `${ADM_BETA}/mutatingadmissionpolicies`, policy('atomic', {patchType: 'ApplyConfiguration', applyConfiguration: {expression: 'Object{data: {}}'}}))
+    assert.equal(refused.status, 201, 'a valid ApplyConfiguration policy')
+  })
+})
