@@ -452,6 +452,7 @@ export class ResourceRegistry {
   ): AdmissionAttributes {
     const declaration = this.declaration
     const namespace = declaration.namespaced ? (object?.metadata?.namespace ?? old?.metadata?.namespace ?? context.namespace ?? '') : ''
+    let namespaceObject: Promise<AnyObject | null> | undefined
     return {
       operation,
       kind: {group: declaration.group, version: declaration.version, kind: declaration.kind},
@@ -465,7 +466,8 @@ export class ResourceRegistry {
       dryRun: dryRun === true,
       options: operationOptions(operation, dryRun, context),
       declaration,
-      namespaceObject: () => (namespace ? this.deps.namespaceOf(namespace) : Promise.resolve(null)),
+      // read once per request, however many policies and webhooks ask
+      namespaceObject: () => (namespaceObject ??= namespace ? this.deps.namespaceOf(namespace) : Promise.resolve(null)),
       warn: (message) => context.warnings?.push(message),
       annotate: (key, value) => {
         if (context.audit) context.audit[key] = value

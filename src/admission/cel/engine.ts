@@ -5,7 +5,7 @@
 // evaluation step costs one unit; one expression may spend PER_CALL_LIMIT, one (policy, binding,
 // param) evaluation the budget it is given.
 import {Environment} from '@marcbachmann/cel-js'
-import type {AnyObject} from '../../api/types.js'
+import type {AnyObject, Schema} from '../../api/types.js'
 import {CelEvaluationError, type Activation, type CelEngine, type CelProgram, type CostBudget, type ExpressionScope, type PolicyAuthorizer} from '../policy/engine.js'
 import {registerAuthorizer, CelAuthorizer} from './authorizer.js'
 import {registerLibraries} from './libraries.js'
@@ -115,15 +115,37 @@ class CompiledExpression implements CelProgram {
   }
 }
 
+/** CEL forms of the JSON objects of a request: the same object is converted once, however many
+ *  bindings and expressions read it. */
+const converted = new WeakMap<object, unknown>()
+function cel(value: AnyObject | null | undefined, schema?: Schema): unknown {
+  if (value === null || value === undefined) return null
+  let known = converted.get(value)
+  if (known === undefined) {
+    known = toCel(value, schema)
+    converted.set(value, known)
+  }
+  return known
+}
+
+/** The context of one activation (its match conditions, validations and annotations share it). */
+const contexts = new WeakMap<Activation, Map<string, Record<string, unknown>>>()
+
 function contextFor(activation: Activation, kind: string, budget: CostBudget): Record<string, unknown> {
+  const flavour = kind === 'messageExpression' ? 'message' : 'full'
+  let byFlavour = contexts.get(activation)
+  const known = byFlavour?.get(flavour)
+  if (known) return known
   const objectSchema = activation.objectSchema
   const context: Record<string, unknown> = {
-    object: toCel(activation.object, objectSchema),
-    oldObject: toCel(activation.oldObject, objectSchema),
-    request: toCel(activation.request),
-    namespaceObject: toCel(activation.namespaceObject),
+    object: cel(activation.object, objectSchema),
+    oldObject: cel(activation.oldObject, objectSchema),
+    request: cel(activation.request),
+    namespaceObject: cel(activation.namespaceObject),
   }
-  if (activation.params !== undefined) context.params = toCel(activation.params, activation.paramsSchema)
+  if (!byFlavour) contexts.set(activation, (byFlavour = new Map()))
+  byFlavour.set(flavour, context)
+  if (activation.params !== undefined) context.params = activation.params === null ? null : cel(activation.params, activation.paramsSchema)
   if (kind !== 'messageExpression' && activation.authorizer) {
     context.authorizer = new CelAuthorizer(activation.authorizer as PolicyAuthorizer, activation.request as AnyObject, activation.requestResource)
   }

@@ -89,6 +89,17 @@ function paramSchemaOf(params: AnyObject): Schema | undefined {
   return (params as AnyObject & {[PARAM_SCHEMA]?: Schema})[PARAM_SCHEMA]
 }
 
+/** The AdmissionRequest CEL's `request` shows, built once per request (and per object: a mutation
+ *  makes a new one). */
+const requests = new WeakMap<AdmissionAttributes, {object: AnyObject | null; request: AnyObject}>()
+function requestOf(attributes: AdmissionAttributes): AnyObject {
+  const known = requests.get(attributes)
+  if (known && known.object === attributes.object) return known.request
+  const request = admissionReview(randomUUID(), attributes).request as AnyObject
+  requests.set(attributes, {object: attributes.object, request})
+  return request
+}
+
 /** The activation of one (policy, binding, param) evaluation. */
 export async function activationFor(
   attributes: AdmissionAttributes,
@@ -99,7 +110,7 @@ export async function activationFor(
   return {
     object: attributes.object,
     oldObject: attributes.oldObject,
-    request: admissionReview(randomUUID(), attributes).request,
+    request: requestOf(attributes),
     params: base.hasParams ? params : undefined,
     namespaceObject: attributes.namespace ? await attributes.namespaceObject() : null,
     variables: variablePrograms(base),

@@ -132,9 +132,10 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
       if (!matched.match) continue
       matchedAny = true
       for (const [index, mutation] of compiled.mutations.entries()) {
-        activation.object = attributes.object
+        // each mutation sees the object as the previous one left it (a fresh activation: contexts are cached per activation)
+        const current = {...activation, object: attributes.object}
         try {
-          const result = run(mutation.compiled, activation, budget)
+          const result = run(mutation.compiled, current, budget)
           attributes.object = mutation.patchType === 'JSONPatch' ? this.jsonPatch(attributes.object!, result) : this.applyConfiguration(attributes, result)
         } catch (error) {
           failed(`mutation ${index} failed: ${(error as Error).message}`)
