@@ -1,6 +1,7 @@
 // The controllers `orch server` runs in-process. They talk to the server through src/client only,
 // exactly as they would from another process.
 import {RestClient, type ClientConfig} from '../client/index.js'
+import {PolicyStatusController} from '../admission/policy/status-controller.js'
 import {CSRApprovingController} from '../controllers/csrapproving.js'
 import {CSRSigningController} from '../controllers/csrsigning.js'
 import {NamespaceController} from '../controllers/namespace.js'
@@ -12,6 +13,7 @@ import type {Logger} from '../machinery/log.js'
 import type {CertKeyPair} from '../machinery/pki.js'
 
 export const CONTROLLER_NAMES = [
+  'admissionpolicystatus',
   'csrapproving',
   'csrsigning',
   'namespace',
@@ -59,6 +61,11 @@ export async function startControllers(
   // every informer holds one connection for its watch: leave plenty for the requests besides them
   const client = new RestClient({...config, namespace: 'default'}, {userAgent: 'orch-controller-manager', connections: 128})
   const started: {stop(): Promise<void>}[] = []
+  if (names.includes('admissionpolicystatus')) {
+    const controller = new PolicyStatusController(client, logger.child({controller: 'admissionpolicystatus'}))
+    await controller.start()
+    started.push(controller)
+  }
   if (names.includes('csrapproving')) {
     const controller = new CSRApprovingController(client, logger.child({controller: 'csrapproving'}))
     await controller.start()

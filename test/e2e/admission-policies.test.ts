@@ -26,7 +26,7 @@ describe('admission policies', () => {
 
   before(async () => {
     auditPath = join(tempDir('orch-vap-'), 'audit.log')
-    server = await startOrchServer(['--controllers=', '--audit-log-path', auditPath])
+    server = await startOrchServer(['--controllers=admissionpolicystatus', '--audit-log-path', auditPath])
   })
   after(async () => server.cleanup())
 
@@ -205,5 +205,26 @@ describe('admission policies', () => {
     assert.equal(kept.json.data.tier, 'premium', 'the default does not override a value that is set')
     const refused = await call(server.url, 'POST', `${ADM_BETA}/mutatingadmissionpolicies`, policy('atomic', {patchType: 'ApplyConfiguration', applyConfiguration: {expression: 'Object{data: {}}'}}))
     assert.equal(refused.status, 201, 'a valid ApplyConfiguration policy')
+  })
+
+  it('the status controller type-checks every expression against the matched kinds: status.typeChecking.expressionWarnings and observedGeneration', async () => {
+    await create(`${ADM}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: 'typed'},
+      spec: {
+        matchConstraints: rules(['statefulsets'], 'apps'),
+        validations: [{expression: 'object.spec.replicas <= 5'}, {expression: 'object.spec.replicaz <= 5'}, {expression: "object.spec.replicas > 'many'"}],
+      },
+    })
+    const policy = await eventually(() => call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/typed`), (r) => r.json.status?.observedGeneration === 1, 'the status')
+    const warnings = policy.json.status.typeChecking.expressionWarnings
+    assert.deepEqual(warnings.map((w: {fieldRef: string}) => w.fieldRef), ['spec.validations[1].expression', 'spec.validations[2].expression'])
+    assert.match(warnings[0].warning, /^apps\/v1, Kind=StatefulSet: .*replicaz/)
+    assert.match(warnings[1].warning, /^apps\/v1, Kind=StatefulSet: no such overload: int > string/)
+    await create(`${ADM}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: 'typed-ok'},
+      spec: {matchConstraints: rules(['configmaps']), validations: [{expression: "has(object.data) && object.metadata.labels['a'] == 'b'"}]},
+    })
+    const ok = await eventually(() => call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/typed-ok`), (r) => r.json.status?.observedGeneration === 1, 'the status')
+    assert.deepEqual(ok.json.status.typeChecking, {})
   })
 })
