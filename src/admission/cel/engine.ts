@@ -7,6 +7,7 @@
 import {Environment} from '@marcbachmann/cel-js'
 import type {AnyObject, Schema} from '../../api/types.js'
 import {CelEvaluationError, type Activation, type CelEngine, type CelProgram, type CostBudget, type ExpressionScope, type PolicyAuthorizer} from '../policy/engine.js'
+import {namespace as namespaceDeclaration} from '../../api/core/namespace.js'
 import {registerAuthorizer, CelAuthorizer} from './authorizer.js'
 import {registerLibraries} from './libraries.js'
 import {rewriteObjectInitialisers} from './object-syntax.js'
@@ -69,6 +70,8 @@ function withoutStrings(expression: string): string {
 
 /** Lazily evaluated variables: each is computed once, when an expression first reads it. */
 function lazyVariables(activation: Activation, context: Record<string, unknown>, budget: CostBudget): Record<string, unknown> {
+  const evaluate = (program: CelProgram) =>
+    program instanceof CompiledExpression ? program.evaluateWith(context, budget) : program.evaluate(activation, budget)
   const values: Record<string, unknown> = {}
   for (const {name, program} of activation.variables) {
     let computed = false
@@ -77,7 +80,7 @@ function lazyVariables(activation: Activation, context: Record<string, unknown>,
       enumerable: true,
       get: () => {
         if (!computed) {
-          value = toCel(fromCel((program as CompiledExpression).evaluateWith(context, budget)))
+          value = toCel(fromCel(evaluate(program)))
           computed = true
         }
         return value
@@ -141,7 +144,7 @@ function contextFor(activation: Activation, kind: string, budget: CostBudget): R
     object: cel(activation.object, objectSchema),
     oldObject: cel(activation.oldObject, objectSchema),
     request: cel(activation.request),
-    namespaceObject: cel(activation.namespaceObject),
+    namespaceObject: cel(activation.namespaceObject, namespaceDeclaration.schema),
   }
   if (!byFlavour) contexts.set(activation, (byFlavour = new Map()))
   byFlavour.set(flavour, context)

@@ -48,7 +48,10 @@ export function toCel(value: unknown, schema?: Schema, root = true): unknown {
   if (value === null || value === undefined) return null
   if (Array.isArray(value)) {
     const items = schema?.type === 'array' ? schema.items : undefined
-    return value.map((item) => toCel(item, items, false))
+    const converted = value.map((item) => toCel(item, items, false))
+    // a set's order means nothing: a canonical order makes == ignore it, as Kubernetes' set equality does
+    if (schema?.type === 'array' && schema.listType === 'set') return converted.sort(canonicalOrder)
+    return converted
   }
   if (typeof value !== 'object') return scalar(value, schema)
   const object = value as AnyObject
@@ -91,6 +94,12 @@ function untypedToCel(object: AnyObject, root: boolean): Record<string, unknown>
     out[key] = toCel(v, undefined, false)
   }
   return out
+}
+
+function canonicalOrder(a: unknown, b: unknown): number {
+  const x = typeof a === 'bigint' ? a.toString() : JSON.stringify(a)
+  const y = typeof b === 'bigint' ? b.toString() : JSON.stringify(b)
+  return x < y ? -1 : x > y ? 1 : 0
 }
 
 /** A CEL result as JSON: int64 to numbers, Maps to objects. */
