@@ -7,7 +7,7 @@ import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {call, type HttpResult} from '../support/http.js'
-import {startOrchServer, tempDir, type OrchServer} from '../support/server.js'
+import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
 
 const ADM = '/apis/admissionregistration.orch.io/v1'
 const ADM_BETA = '/apis/admissionregistration.orch.io/v1beta1'
@@ -226,5 +226,49 @@ describe('admission policies', () => {
     })
     const ok = await eventually(() => call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/typed-ok`), (r) => r.json.status?.observedGeneration === 1, 'the status')
     assert.deepEqual(ok.json.status.typeChecking, {})
+  })
+
+  it('an ApplyConfiguration that would set an atomic map is refused (failurePolicy Fail); IfNeeded reinvokes a policy after a later one changed the object', async () => {
+    const ns = await namespace()
+    const policy = (name: string, resources: string[], mutation: Record<string, unknown>, reinvocationPolicy = 'Never') => ({
+      apiVersion: 'admissionregistration.orch.io/v1beta1', kind: 'MutatingAdmissionPolicy', metadata: {name: `${name}-${ns}`},
+      spec: {matchConstraints: {...rules(resources, '', ['CREATE']), namespaceSelector: {matchLabels: {policy: ns}}}, reinvocationPolicy, mutations: [mutation]},
+    })
+    const bind = (name: string) => create(`${ADM_BETA}/mutatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.orch.io/v1beta1', kind: 'MutatingAdmissionPolicyBinding', metadata: {name: `${name}-${ns}`}, spec: {policyName: `${name}-${ns}`},
+    })
+    await create(`${ADM_BETA}/mutatingadmissionpolicies`, policy('atomic', ['pods'], {
+      patchType: 'ApplyConfiguration', applyConfiguration: {expression: "Object{spec: Object.spec{nodeSelector: {'disk': 'ssd'}}}"},
+    }))
+    await bind('atomic')
+    const pod = {apiVersion: 'v1', kind: 'Pod', metadata: {name: 'p'}, spec: {containers: [{name: 'c', image: 'i'}]}}
+    const refused = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/pods?dryRun=All`, pod), (r) => r.status !== 201, 'the atomic policy')
+    assert.equal(refused.status, 403, refused.text)
+    assert.match(refused.json.message, /may not mutate atomic arrays, maps or structs: spec.nodeSelector/)
+    // 'first' copies label b into label a (IfNeeded); 'second', which runs after it, sets label b
+    await create(`${ADM_BETA}/mutatingadmissionpolicies`, policy('first', ['configmaps'], {
+      patchType: 'ApplyConfiguration', applyConfiguration: {expression: "Object{metadata: Object.metadata{labels: {'a': has(object.metadata.labels) && 'b' in object.metadata.labels ? object.metadata.labels['b'] : 'none'}}}"},
+    }, 'IfNeeded'))
+    await create(`${ADM_BETA}/mutatingadmissionpolicies`, policy('second', ['configmaps'], {
+      patchType: 'ApplyConfiguration', applyConfiguration: {expression: "Object{metadata: Object.metadata{labels: {'b': 'set-by-second'}}}"},
+    }))
+    await bind('first')
+    await bind('second')
+    let n = 0
+    const created = await eventually(
+      () => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: `r${n++}`}}),
+      (r) => r.status === 201 && r.json.metadata.labels?.b === 'set-by-second',
+      'both policies',
+    )
+    assert.equal(created.json.metadata.labels.a, 'set-by-second', 'the IfNeeded policy ran again and saw the later change')
+  })
+
+  it('orch get lists policies and bindings with their columns', async () => {
+    const got = await runOrch(['get', 'validatingadmissionpolicybindings'], {env: server.cliEnv})
+    assert.equal(got.code, 0, got.stderr)
+    assert.match(got.stdout.split('\n')[0], /^NAME\s+POLICYNAME\s+PARAMREF\s+AGE$/)
+    const policies = await runOrch(['get', 'validatingadmissionpolicies'], {env: server.cliEnv})
+    assert.equal(policies.code, 0, policies.stderr)
+    assert.match(policies.stdout, /^NAME\s+VALIDATIONS\s+PARAMKIND\s+AGE\n/)
   })
 })
