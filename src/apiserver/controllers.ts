@@ -3,12 +3,13 @@
 import {RestClient, type ClientConfig} from '../client/index.js'
 import {NamespaceController} from '../controllers/namespace.js'
 import {NodeLifecycleController} from '../controllers/nodelifecycle.js'
+import {Scheduler} from '../controllers/scheduler/scheduler.js'
 import {ServiceCIDRController} from '../controllers/servicecidr.js'
 import {StatefulSetController} from '../controllers/statefulset.js'
 import {StorageMigrationController} from '../controllers/storagemigration.js'
 import type {Logger} from '../machinery/log.js'
 
-export const CONTROLLER_NAMES = ['namespace', 'nodelifecycle', 'servicecidr', 'statefulset', 'storageversionmigration'] as const
+export const CONTROLLER_NAMES = ['namespace', 'nodelifecycle', 'scheduler', 'servicecidr', 'statefulset', 'storageversionmigration'] as const
 export type ControllerName = (typeof CONTROLLER_NAMES)[number]
 
 export interface ControllerSettings {
@@ -53,6 +54,11 @@ export async function startControllers(
     const controller = new NodeLifecycleController(client, logger.child({controller: 'nodelifecycle'}), {
       gracePeriodMs: settings.nodeMonitorGracePeriodMs,
     })
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('scheduler')) {
+    const controller = new Scheduler(client, logger.child({controller: 'scheduler'}))
     await controller.start()
     started.push(controller)
   }
