@@ -39,19 +39,34 @@ export function leastAllocatedScore(pod: PodInfo, node: NodeInfo): number {
 export function spreadScores(pod: PodInfo, nodes: readonly NodeInfo[]): number[] {
   const key = pod.spreadKey
   if (key === undefined) return nodes.map(() => 0)
-  const counts = nodes.map((node) => node.spreadCounts.get(key) ?? 0)
-  let most = 0
-  for (const count of counts) if (count > most) most = count
-  if (most === 0) return counts.map(() => MAX_NODE_SCORE)
-  return counts.map((count) => Math.floor((MAX_NODE_SCORE * (most - count)) / most))
+  const most = mostOf(key, nodes)
+  return nodes.map((node) => spreadScore(node.spreadCounts.get(key) ?? 0, most))
 }
 
-/** Each node's weighted total. */
+function mostOf(key: string, nodes: readonly NodeInfo[]): number {
+  let most = 0
+  for (const node of nodes) {
+    const count = node.spreadCounts.get(key) ?? 0
+    if (count > most) most = count
+  }
+  return most
+}
+
+function spreadScore(count: number, most: number): number {
+  return most === 0 ? MAX_NODE_SCORE : Math.floor((MAX_NODE_SCORE * (most - count)) / most)
+}
+
+/** Each node's weighted total (one pass per score, no intermediate lists: this runs for every pod). */
 export function scoreNodes(pod: PodInfo, nodes: readonly NodeInfo[]): number[] {
-  const spread = spreadScores(pod, nodes)
-  return nodes.map(
-    (node, i) => leastAllocatedScore(pod, node) * SCORE_WEIGHTS.NodeResourcesLeastAllocated + spread[i]! * SCORE_WEIGHTS.SelectorSpread,
-  )
+  const key = pod.spreadKey
+  const most = key === undefined ? 0 : mostOf(key, nodes)
+  const totals = new Array<number>(nodes.length)
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i]!
+    const spread = key === undefined ? 0 : spreadScore(node.spreadCounts.get(key) ?? 0, most)
+    totals[i] = leastAllocatedScore(pod, node) * SCORE_WEIGHTS.NodeResourcesLeastAllocated + spread * SCORE_WEIGHTS.SelectorSpread
+  }
+  return totals
 }
 
 /** The index of the best total; among equal bests each is equally likely. */
