@@ -175,6 +175,24 @@ describe('scheduler: filters', () => {
   })
 })
 
+describe('scheduler: bad input', () => {
+  it('garbage in a pod or a node (no spec, malformed quantities, fields of the wrong type) never throws; such a node is simply not a candidate', () => {
+    const odd: AnyObject = {
+      metadata: {name: 'odd', namespace: 'ns', labels: null},
+      spec: {containers: 'none', initContainers: [null, {resources: {requests: {cpu: 'lots'}}}], tolerations: 'all', nodeSelector: 'x', affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: 5}}}},
+    }
+    const info = podInfoOf(odd)
+    assert.equal(info.requests.milliCPU, 0)
+    assert.deepEqual(info.tolerations, [])
+    const cache = new SchedulerCache()
+    cache.setNode({metadata: {name: 'broken', labels: null}, spec: {taints: {}}, status: {allocatable: {cpu: 'many', pods: 'x'}, conditions: 'ready'}})
+    cache.setNode({metadata: {name: 'bare'}})
+    for (const name of ['broken', 'bare']) assert.equal(verdict(pod(), cache.node(name)!), 'NodeReady: node(s) were not ready')
+    assert.doesNotThrow(() => podInfoOf({}))
+    assert.equal(verdict(odd, nodeInfo(node('n'))), "NodeAffinity: node(s) didn't match Pod's node affinity/selector")
+  })
+})
+
 describe('scheduler: messages', () => {
   it('FailedScheduling: "0/N nodes are available: <count> <reason>, ...", sorted as strings, as kube-scheduler writes it', () => {
     const histogram = new Map([

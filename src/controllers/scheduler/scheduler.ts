@@ -122,6 +122,11 @@ export class Scheduler {
     await Promise.all([this.nodes.stop(), this.pods.stop()])
   }
 
+  /** Events dropped because too many were waiting to be written (a burst of pods). */
+  eventsDropped(): number {
+    return this.events.dropped
+  }
+
   /** Pods waiting in each part of the queue. */
   pending(): ReturnType<SchedulingQueue['counts']> {
     return this.queue.counts()
@@ -208,7 +213,7 @@ export class Scheduler {
     const filters = [...placement.byFilter].map(([filter, count]) => `${filter}:${count}`).join(',')
     this.logger.v(2, 'unable to schedule pod; no fit; waiting', {pod: key, filters, message: placement.message})
     this.events.record(pod, 'Warning', 'FailedScheduling', 'Scheduling', placement.message)
-    void this.serial(key, () => this.setNotScheduled(key, 'Unschedulable', placement.message))
+    this.background(this.serial(key, () => this.setNotScheduled(key, 'Unschedulable', placement.message)))
   }
 
   private bind(info: PodInfo, node: string): void {
@@ -220,7 +225,7 @@ export class Scheduler {
       target: {apiVersion: 'v1', kind: 'Node', name: node},
     }
     const locator = {...PODS, namespace: info.namespace, name: info.name, subresource: 'binding'}
-    void this.serial(info.key, () => this.client.create(locator, binding))
+    const written = this.serial(info.key, () => this.client.create(locator, binding))
       .then(
         () => {
           this.stats.scheduled++
@@ -233,6 +238,12 @@ export class Scheduler {
         this.bindings--
         this.slotWaiters.shift()?.()
       })
+    this.background(written)
+  }
+
+  /** A write nobody waits for: whatever goes wrong is logged, never an unhandled rejection. */
+  private background(work: Promise<unknown>): void {
+    work.catch((error) => this.logger.warn('scheduler write failed', {error: (error as Error).message}))
   }
 
   private bindFailed(info: PodInfo, node: string, error: unknown): void {
@@ -247,7 +258,7 @@ export class Scheduler {
     this.queue.backoff(info.key)
     const message = bindingRejectedMessage(text)
     this.events.record(info.pod, 'Warning', 'FailedScheduling', 'Scheduling', message)
-    void this.serial(info.key, () => this.setNotScheduled(info.key, 'SchedulerError', message))
+    this.background(this.serial(info.key, () => this.setNotScheduled(info.key, 'SchedulerError', message)))
     // what the pod was assumed to take is free again
     this.queue.moveAllToActiveOrBackoff()
   }
