@@ -5,11 +5,11 @@
 // Two informers feed it: nodes, and pods that are not Succeeded or Failed (bound ones are accounted
 // on their node in the cache, pending ones go to the scheduling queue). One loop takes pods off the
 // queue and decides synchronously against the cache, so each decision sees the ones before it; the
-// pod is then "assumed" on its node and the binding is written in the background (up to
-// parallelBindings at once) while the loop goes on. A pod that fits nowhere gets a FailedScheduling
-// event and the condition PodScheduled=False/Unschedulable, and waits until a node is added or
-// changes or a pod goes away; a failed binding is retried after a back-off. Nothing here throws
-// into the server: every failure is logged and retried.
+// pod is then "assumed" on its node and the binding is written in the background while the loop goes
+// on (it waits while parallelWrites bindings and status writes are in flight). A pod that fits nowhere
+// gets a FailedScheduling event and the condition PodScheduled=False/Unschedulable, and waits until a
+// node is added or changes or a pod goes away; a failed binding is retried after a back-off. Nothing
+// here throws into the server: every failure is logged and retried.
 import type {AnyObject} from '../../api/types.js'
 import {Informer, isApiStatusError, type ResourceLocator, type RestClient} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
@@ -32,8 +32,8 @@ const YIELD_EVERY_MS = 10
 export interface SchedulerOptions extends PlacementOptions, QueueOptions {
   /** the spec.schedulerName this scheduler serves (default orch-scheduler) */
   schedulerName?: string
-  /** bindings written at once (default 64) */
-  parallelBindings?: number
+  /** bindings and pod status writes in flight at most before the loop waits (default 64) */
+  parallelWrites?: number
 }
 
 export interface SchedulerStats {
@@ -60,11 +60,11 @@ export class Scheduler {
   private readonly nodes: Informer
   private readonly pods: Informer
   private readonly name: string
-  private readonly parallelBindings: number
+  private readonly parallelWrites: number
   private readonly now: () => number
   private loop: Promise<void> | undefined
   private flushTimer: NodeJS.Timeout | undefined
-  private bindings = 0
+  private writesInFlight = 0
   private slotWaiters: (() => void)[] = []
   /** the last write about each pod: writes about one pod happen in order */
   private readonly writes = new Map<string, Promise<unknown>>()
@@ -75,7 +75,7 @@ export class Scheduler {
     options: SchedulerOptions = {},
   ) {
     this.name = options.schedulerName ?? SCHEDULER_NAME
-    this.parallelBindings = options.parallelBindings ?? 64
+    this.parallelWrites = options.parallelWrites ?? 64
     this.now = options.now ?? Date.now
     this.queue = new SchedulingQueue(options)
     this.placer = new Placer(this.cache, options)
@@ -182,7 +182,7 @@ export class Scheduler {
         this.logger.warn('scheduling attempt failed', {pod: queued.info.key, error: (error as Error).message})
         this.queue.backoff(queued.info.key)
       }
-      while (this.bindings >= this.parallelBindings) await new Promise<void>((resolve) => this.slotWaiters.push(resolve))
+      while (this.writesInFlight >= this.parallelWrites) await new Promise<void>((resolve) => this.slotWaiters.push(resolve))
       if (performance.now() - lastYield > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve))
         lastYield = performance.now()
@@ -213,11 +213,10 @@ export class Scheduler {
     const filters = [...placement.byFilter].map(([filter, count]) => `${filter}:${count}`).join(',')
     this.logger.v(2, 'unable to schedule pod; no fit; waiting', {pod: key, filters, message: placement.message})
     this.events.record(pod, 'Warning', 'FailedScheduling', 'Scheduling', placement.message)
-    this.background(this.serial(key, () => this.setNotScheduled(key, 'Unschedulable', placement.message)))
+    this.background(this.counted(this.serial(key, () => this.setNotScheduled(key, 'Unschedulable', placement.message))))
   }
 
   private bind(info: PodInfo, node: string): void {
-    this.bindings++
     const binding = {
       apiVersion: 'v1',
       kind: 'Binding',
@@ -234,11 +233,16 @@ export class Scheduler {
         },
         (error) => this.bindFailed(info, node, error),
       )
-      .finally(() => {
-        this.bindings--
-        this.slotWaiters.shift()?.()
-      })
-    this.background(written)
+    this.background(this.counted(written))
+  }
+
+  /** Counts a write in flight until it settles; the loop waits while too many are. */
+  private counted<T>(work: Promise<T>): Promise<T> {
+    this.writesInFlight++
+    return work.finally(() => {
+      this.writesInFlight--
+      this.slotWaiters.shift()?.()
+    })
   }
 
   /** A write nobody waits for: whatever goes wrong is logged, never an unhandled rejection. */
