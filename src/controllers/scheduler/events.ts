@@ -40,7 +40,8 @@ export class EventRecorder {
   private readonly written = new Map<string, Written>()
   private readonly instance: string
   private readonly now: () => number
-  /** events dropped because the queue was full */
+  private closed = false
+  /** events dropped because the queue was full (or the recorder stopped) */
   dropped = 0
 
   constructor(
@@ -54,6 +55,7 @@ export class EventRecorder {
 
   /** Queues an event about the object; returns at once. */
   record(object: AnyObject, type: EventType, reason: string, action: string, message: string): void {
+    if (this.closed) return
     if (this.waiting.length >= (this.options.maxQueued ?? 1_000)) {
       this.dropped++
       this.logger.v(2, 'event dropped: queue full', {reason, object: `${object.metadata?.namespace}/${object.metadata?.name}`})
@@ -62,6 +64,14 @@ export class EventRecorder {
     const at = this.now()
     this.waiting.push(() => this.write(object, type, reason, action, message, at))
     this.pump()
+  }
+
+  /** Stops recording: events still waiting are dropped; resolves when those being written are done. */
+  shutdown(): Promise<void> {
+    this.closed = true
+    this.dropped += this.waiting.length
+    this.waiting.length = 0
+    return this.drain()
   }
 
   /** Resolves when every queued event is written (or failed). */

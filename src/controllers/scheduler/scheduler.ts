@@ -118,7 +118,7 @@ export class Scheduler {
     for (const wake of this.slotWaiters.splice(0)) wake()
     await this.loop
     await Promise.allSettled([...this.writes.values()])
-    await this.events.drain()
+    await this.events.shutdown()
     await Promise.all([this.nodes.stop(), this.pods.stop()])
   }
 
