@@ -101,7 +101,7 @@ async function statefulSet(server: RunningOrch): Promise<{ms: number; writes: nu
 }
 
 async function main(): Promise<void> {
-  const server = await startOrchServer()
+  const server = await startOrchServer(['--controllers=statefulset'])
   try {
     const direct = await baseline(server)
     if (process.env.DEBUG) console.error('baseline done', direct)

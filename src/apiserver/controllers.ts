@@ -6,6 +6,7 @@ import {CSRApprovingController} from '../controllers/csrapproving.js'
 import {CSRSigningController} from '../controllers/csrsigning.js'
 import {NamespaceController} from '../controllers/namespace.js'
 import {NodeLifecycleController} from '../controllers/nodelifecycle.js'
+import {Scheduler} from '../controllers/scheduler/scheduler.js'
 import {ServiceCIDRController} from '../controllers/servicecidr.js'
 import {StatefulSetController} from '../controllers/statefulset.js'
 import {StorageMigrationController} from '../controllers/storagemigration.js'
@@ -18,6 +19,7 @@ export const CONTROLLER_NAMES = [
   'csrsigning',
   'namespace',
   'nodelifecycle',
+  'scheduler',
   'servicecidr',
   'statefulset',
   'storageversionmigration',
@@ -88,6 +90,11 @@ export async function startControllers(
     const controller = new NodeLifecycleController(client, logger.child({controller: 'nodelifecycle'}), {
       gracePeriodMs: settings.nodeMonitorGracePeriodMs,
     })
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('scheduler')) {
+    const controller = new Scheduler(client, logger.child({controller: 'scheduler'}))
     await controller.start()
     started.push(controller)
   }

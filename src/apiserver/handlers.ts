@@ -1,12 +1,13 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
+import {bindingRejection, pod, podBinding, validateBinding} from '../api/core/pod.js'
 import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
-import {ApiError, errors} from '../machinery/status.js'
+import {ApiError, errors, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
 import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
@@ -246,9 +247,9 @@ export class ResourceHandler {
     const context = {...this.context(info, user), audit, warnings, fieldManager}
     const validation = fieldValidationParam(query)
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
-    const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers) => {
+    const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers, kind = declaration) => {
       const raw = await readBody(request)
-      const decoded = decodeBody(raw, contentType, serializers, declaration)
+      const decoded = decodeBody(raw, contentType, serializers, kind)
       const isObject = typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)
       // unknown fields are dropped whatever the mode, as decoding into a typed object does; a patch
       // keeps its $-directives and is only checked
@@ -256,8 +257,8 @@ export class ResourceHandler {
       const unknown = !isObject
         ? []
         : isPatch
-          ? unknownFields(decoded, declaration.schema).filter((path) => !/(^|\.)\$/.test(path))
-          : pruneUnknownFields(decoded, declaration.schema)
+          ? unknownFields(decoded, kind.schema).filter((path) => !/(^|\.)\$/.test(path))
+          : pruneUnknownFields(decoded, kind.schema)
       if (validation !== 'Ignore') {
         const duplicates = mediaTypeOf(contentType) === JSON_TYPE || !contentType ? duplicateJsonFields(raw.toString('utf8')) : []
         const problems = fieldProblems(unknown, duplicates)
@@ -269,7 +270,12 @@ export class ResourceHandler {
     const warningHeaders = () => (warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined)
 
     if (verb === 'create') {
-      // POSTs to subresources (pods/binding, pods/eviction) are served by their own handlers
+      if (info.subresource === 'binding' && declaration === pod) {
+        const binding = assertBodyObject(await decodeChecked(undefined, undefined, podBinding))
+        await bindPod(registry, info, binding, {dryRun, context})
+        return send(response, 201, successStatus(undefined, 201), {serializer: negotiated.serializer, pretty, headers: warningHeaders(), declaration})
+      }
+      // pods/eviction is not served yet
       if (info.subresource) throw errors.methodNotAllowed()
       const body = assertBodyObject(await decodeChecked())
       if (typeof body.metadata?.name === 'string') createdNames.set(response, body.metadata.name)
@@ -447,6 +453,33 @@ export class ResourceHandler {
     )
     return object
   }
+}
+
+/**
+ * POST pods/{name}/binding (Kubernetes' BindingREST): the Binding names the pod and a target node;
+ * the pod gets spec.nodeName, the binding's annotations and PodScheduled=True, unless it is bound
+ * already, being deleted or gated (409), or is not the pod the binding's uid / resourceVersion name.
+ */
+async function bindPod(registry: ResourceRegistry, info: ResourceRequest, binding: AnyObject, options: {dryRun: boolean; context: RequestContext}): Promise<void> {
+  if ((binding.metadata?.name ?? '') !== info.name) throw errors.badRequest('name in URL does not match name in Binding object')
+  const causes = validateBinding(binding)
+  if (causes.length > 0) throw errors.invalid({group: '', kind: 'Binding'}, info.name, causes)
+  const {uid, resourceVersion} = binding.metadata ?? {}
+  const bindingResource = {group: '', resource: 'pods/binding'}
+  await registry.guaranteedUpdate(
+    info.namespace,
+    info.name,
+    (current) => {
+      if (uid && uid !== current.metadata?.uid) {
+        throw errors.conflict(registry.groupResource, info.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid}`)
+      }
+      const rejection = bindingRejection(current)
+      if (rejection) throw errors.conflict(bindingResource, info.name, rejection)
+      // the binding is not the client's edit of the pod: no managedFields entry, as in Kubernetes
+      return registry.prepareUpdate(current, binding, 'binding', options)
+    },
+    {dryRun: options.dryRun, precondition: resourceVersion || undefined},
+  )
 }
 
 export type PatchApplier = (request: {

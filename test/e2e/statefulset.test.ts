@@ -514,7 +514,9 @@ describe('StatefulSet controller', () => {
     const ns = await namespace('failed')
     await ok('POST', setsPath(ns), statefulSet('web', {replicas: 1}))
     const [pod] = await waitForPods(ns, (list) => list.length === 1, 'web-0')
-    await ok('PUT', `${podsPath(ns)}/web-0/status`, {...pod, status: {...pod.status, phase: 'Failed'}})
+    // unconditional (no resourceVersion): the scheduler may have written PodScheduled meanwhile
+    const {resourceVersion: _rv, ...metadata} = pod.metadata
+    await ok('PUT', `${podsPath(ns)}/web-0/status`, {...pod, metadata, status: {...pod.status, phase: 'Failed'}})
     const [again] = await waitForPods(ns, (list) => list.length === 1 && list[0].metadata.uid !== pod.metadata.uid, 'web-0 again')
     assert.equal(again.status.phase, 'Pending')
   })

@@ -1,8 +1,9 @@
 // Pod (v1, namespaced): the spec is PodSpec (pod-spec.ts); status, defaults and kubectl's columns here.
 import {age, ageColumn} from '../columns.js'
 import {objectMeta} from '../meta.js'
-import type {AnyObject, KindDeclaration, ObjectSchema, TableColumn} from '../types.js'
+import type {AnyObject, FieldError, KindDeclaration, ObjectSchema, TableColumn} from '../types.js'
 import {resourceRequirements} from './container.js'
+import {objectReference} from './event.js'
 import {defaultPodSpec, podSpec} from './pod-spec.js'
 
 const podCondition: ObjectSchema = {
@@ -192,6 +193,33 @@ export function bindingRejection(pod: AnyObject): string {
   if (pod.spec?.nodeName) return `pod ${name} is already assigned to node "${pod.spec.nodeName}"`
   if ((pod.spec?.schedulingGates ?? []).length > 0) return `pod ${name} has non-empty .spec.schedulingGates`
   return ''
+}
+
+/** What POST pods/{name}/binding reads: a v1 Binding (not a stored kind; its schema decodes the body). */
+export const podBinding: KindDeclaration = {
+  group: '',
+  version: 'v1',
+  kind: 'Binding',
+  resource: 'bindings',
+  singular: 'binding',
+  namespaced: true,
+  verbs: ['create'],
+  schema: {
+    type: 'object',
+    name: 'Binding',
+    fields: {metadata: {...objectMeta, proto: 1}, target: {...objectReference, proto: 2, required: true}},
+  },
+}
+
+/** ValidatePodBinding: the target is a Node (or names no kind) and has a name. */
+export function validateBinding(binding: AnyObject): FieldError[] {
+  const errs: FieldError[] = []
+  const kind = binding.target?.kind ?? ''
+  if (kind !== '' && kind !== 'Node') {
+    errs.push({type: 'FieldValueNotSupported', field: 'target.kind', value: kind, message: 'supported values: "Node", "<empty>"'})
+  }
+  if (!binding.target?.name) errs.push({type: 'FieldValueRequired', field: 'target.name', message: ''})
+  return errs
 }
 
 /** The pod after a Binding: node name set, the binding's annotations copied, PodScheduled True. */
