@@ -157,9 +157,14 @@ export class ApiServer {
     throw new Error(`no registry for ${resource}.${group}`)
   }
 
+  /** The Namespace of a request, from the watch cache as Kubernetes' NamespaceLifecycle reads it (a
+   *  namespace not there yet, e.g. created a moment ago, is looked up in storage). */
   private async namespaceOf(name: string): Promise<AnyObject | null> {
+    const namespaces = this.registry('', 'namespaces')
+    const cached = this.cachesSynced ? namespaces.cache.get(namespaces.key('', name))?.object : undefined
+    if (cached) return cached
     try {
-      return await this.registry('', 'namespaces').get('', name)
+      return await namespaces.get('', name)
     } catch (error) {
       if ((error as {code?: number}).code === 404) return null
       throw error
