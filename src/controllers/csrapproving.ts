@@ -4,10 +4,11 @@
 // (permission `create certificatesigningrequests/nodeclient`), checked with a SubjectAccessReview,
 // as Kubernetes' sarapprove does. Nothing else is ever auto-approved.
 import type {AnyObject} from '../api/types.js'
-import {ApiStatusError, Informer, type RestClient} from '../client/index.js'
+import {ApiStatusError, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 import {parseCSR} from '../machinery/pki.js'
-import {Controller, type ReconcileResult} from './controller.js'
+import type {ReconcileResult} from './controller.js'
+import {WatchedKind} from './watched-kind.js'
 import {agentClientProblem, hasCondition, requestPem, SIGNER_AGENT_CLIENT} from './csr-rules.js'
 import {CSR_LOCATOR} from './csrsigning.js'
 
@@ -16,29 +17,28 @@ function pending(csr: AnyObject): boolean {
 }
 
 export class CSRApprovingController {
-  private readonly controller: Controller
-  private readonly informer: Informer<AnyObject>
+  private readonly watched: WatchedKind
 
   constructor(
     private readonly client: RestClient,
     private readonly logger: Logger,
   ) {
-    this.controller = new Controller({name: 'csrapproving', logger, workers: 2, reconcile: (key) => this.reconcile(key)})
-    const enqueue = (csr: AnyObject) => {
-      if (pending(csr)) this.controller.enqueue(csr.metadata?.name ?? '')
-    }
-    this.informer = new Informer<AnyObject>(client, CSR_LOCATOR, {onAdd: enqueue, onUpdate: (_old, csr) => enqueue(csr)})
+    this.watched = new WatchedKind(client, {
+      name: 'csrapproving',
+      locator: CSR_LOCATOR,
+      logger,
+      workers: 2,
+      wants: (csr: AnyObject) => pending(csr),
+      reconcile: (key) => this.reconcile(key),
+    })
   }
 
-  async start(): Promise<void> {
-    this.informer.start()
-    await this.informer.waitForSync()
-    this.controller.start()
+  start(): Promise<void> {
+    return this.watched.start()
   }
 
-  async stop(): Promise<void> {
-    await this.controller.stop()
-    await this.informer.stop()
+  stop(): Promise<void> {
+    return this.watched.stop()
   }
 
   private async allowed(csr: AnyObject, subresource: string): Promise<boolean> {
@@ -61,7 +61,7 @@ export class CSRApprovingController {
   }
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
-    const csr = this.informer.get(name)
+    const csr = this.watched.informer.get(name)
     if (!csr || !pending(csr)) return
     let commonName: string
     try {

@@ -3,10 +3,11 @@
 // not issue (subject, SANs, usages) gets a Failed condition instead. Requests for other signers are
 // left alone, for a signer outside the server.
 import type {AnyObject} from '../api/types.js'
-import {ApiStatusError, Informer, type RestClient} from '../client/index.js'
+import {ApiStatusError, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 import {signCSR, type CertKeyPair} from '../machinery/pki.js'
-import {Controller, type ReconcileResult} from './controller.js'
+import type {ReconcileResult} from './controller.js'
+import {WatchedKind} from './watched-kind.js'
 import {hasCondition, requestPem, signerProblem, WELL_KNOWN_SIGNERS} from './csr-rules.js'
 
 export const CSR_LOCATOR = {group: 'certificates.orch.io', version: 'v1', resource: 'certificatesigningrequests'} as const
@@ -31,30 +32,29 @@ function needsSigning(csr: AnyObject): boolean {
 }
 
 export class CSRSigningController {
-  private readonly controller: Controller
-  private readonly informer: Informer<AnyObject>
+  private readonly watched: WatchedKind
 
   constructor(
     private readonly client: RestClient,
     private readonly logger: Logger,
     private readonly options: CSRSigningOptions,
   ) {
-    this.controller = new Controller({name: 'csrsigning', logger, workers: 2, reconcile: (key) => this.reconcile(key)})
-    const enqueue = (csr: AnyObject) => {
-      if (needsSigning(csr)) this.controller.enqueue(csr.metadata?.name ?? '')
-    }
-    this.informer = new Informer<AnyObject>(client, CSR_LOCATOR, {onAdd: enqueue, onUpdate: (_old, csr) => enqueue(csr)})
+    this.watched = new WatchedKind(client, {
+      name: 'csrsigning',
+      locator: CSR_LOCATOR,
+      logger,
+      workers: 2,
+      wants: (csr: AnyObject) => needsSigning(csr),
+      reconcile: (key) => this.reconcile(key),
+    })
   }
 
-  async start(): Promise<void> {
-    this.informer.start()
-    await this.informer.waitForSync()
-    this.controller.start()
+  start(): Promise<void> {
+    return this.watched.start()
   }
 
-  async stop(): Promise<void> {
-    await this.controller.stop()
-    await this.informer.stop()
+  stop(): Promise<void> {
+    return this.watched.stop()
   }
 
   /** The validity given: what was asked, at most the configured maximum (Kubernetes' duration logic). */
@@ -65,7 +65,7 @@ export class CSRSigningController {
   }
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
-    const csr = this.informer.get(name)
+    const csr = this.watched.informer.get(name)
     if (!csr || !needsSigning(csr)) return
     const problem = signerProblem(csr)
     const status = structuredClone(csr.status ?? {})

@@ -3,6 +3,7 @@
 // the activation.
 import {randomUUID} from 'node:crypto'
 import type {AnyObject, Schema} from '../../api/types.js'
+import {matchResources} from '../matching.js'
 import {admissionReview} from '../webhook.js'
 import type {AdmissionAttributes} from '../types.js'
 import type {Activation, CelEngine, CelProgram, CostBudget, ExpressionScope, PolicyAuthorizer} from './engine.js'
@@ -125,6 +126,12 @@ export async function activationFor(
       name: attributes.name,
     },
   }
+}
+
+/** The policy's matchConstraints and the binding's matchResources (when set) both match. */
+export async function bindingMatches(policy: AnyObject, binding: AnyObject, attributes: AdmissionAttributes): Promise<boolean> {
+  if (!(await matchResources(policy.spec?.matchConstraints, attributes, true))) return false
+  return !binding.spec?.matchResources || matchResources(binding.spec.matchResources, attributes, false)
 }
 
 export type ConditionsResult = {match: true} | {match: false} | {error: string}

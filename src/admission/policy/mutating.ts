@@ -10,9 +10,8 @@ import {apply} from '../../machinery/apply.js'
 import type {Logger} from '../../machinery/log.js'
 import {applyJsonPatch} from '../../machinery/patch.js'
 import {ApiError} from '../../machinery/status.js'
-import {matchResources} from '../matching.js'
 import type {AdmissionAttributes, MutatingPlugin} from '../types.js'
-import {activationFor, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
+import {activationFor, bindingMatches, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from './engine.js'
 import {resolveParams, type ParamLookup} from './params.js'
 import {isPolicyResource} from './validating.js'
@@ -109,8 +108,7 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
     const policyName: string = policy.metadata?.name
     const bindingName: string = binding.metadata?.name
     const spec = policy.spec ?? {}
-    if (!(await matchResources(spec.matchConstraints, attributes, true))) return false
-    if (binding.spec?.matchResources && !(await matchResources(binding.spec.matchResources, attributes, false))) return false
+    if (!(await bindingMatches(policy, binding, attributes))) return false
     const ignore = spec.failurePolicy === 'Ignore'
     const failed = (why: string): false => {
       this.sources.logger.warn('mutating admission policy failed', {policy: policyName, binding: bindingName, error: why})

@@ -3,8 +3,9 @@
 // the policy's matchConstraints name, and status.typeChecking.expressionWarnings (fieldRef + one line
 // per kind with the checker's error) and status.observedGeneration are written through /status.
 import {allDeclarations, apiVersionOf, type AnyObject, type KindDeclaration} from '../../api/index.js'
-import {ApiStatusError, Informer, type RestClient} from '../../client/index.js'
-import {Controller, type ReconcileResult} from '../../controllers/controller.js'
+import {ApiStatusError, type RestClient} from '../../client/index.js'
+import type {ReconcileResult} from '../../controllers/controller.js'
+import {WatchedKind} from '../../controllers/watched-kind.js'
 import type {Logger} from '../../machinery/log.js'
 import {typeCheck} from '../cel/typecheck.js'
 
@@ -61,33 +62,31 @@ export function expressionWarnings(policy: AnyObject, declarations?: readonly Ki
 }
 
 export class PolicyStatusController {
-  private readonly controller: Controller
-  private readonly informer: Informer<AnyObject>
+  private readonly watched: WatchedKind
 
   constructor(
     private readonly client: RestClient,
     logger: Logger,
   ) {
-    this.controller = new Controller({name: 'admissionpolicystatus', logger, reconcile: (key) => this.reconcile(key)})
-    const enqueue = (policy: AnyObject) => {
-      if (policy.status?.observedGeneration !== policy.metadata?.generation) this.controller.enqueue(policy.metadata?.name ?? '')
-    }
-    this.informer = new Informer<AnyObject>(client, POLICIES, {onAdd: enqueue, onUpdate: (_old, policy) => enqueue(policy)})
+    this.watched = new WatchedKind(client, {
+      name: 'admissionpolicystatus',
+      locator: POLICIES,
+      logger,
+      wants: (policy: AnyObject) => policy.status?.observedGeneration !== policy.metadata?.generation,
+      reconcile: (key) => this.reconcile(key),
+    })
   }
 
-  async start(): Promise<void> {
-    this.informer.start()
-    await this.informer.waitForSync()
-    this.controller.start()
+  start(): Promise<void> {
+    return this.watched.start()
   }
 
-  async stop(): Promise<void> {
-    await this.controller.stop()
-    await this.informer.stop()
+  stop(): Promise<void> {
+    return this.watched.stop()
   }
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
-    const policy = this.informer.get(name)
+    const policy = this.watched.informer.get(name)
     if (!policy || policy.status?.observedGeneration === policy.metadata?.generation) return
     const warnings = expressionWarnings(policy)
     const status = {...(policy.status ?? {}), observedGeneration: policy.metadata?.generation, typeChecking: warnings.length > 0 ? {expressionWarnings: warnings} : {}}

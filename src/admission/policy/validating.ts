@@ -7,9 +7,8 @@
 import type {AnyObject} from '../../api/types.js'
 import type {Logger} from '../../machinery/log.js'
 import {ApiError, type StatusReason} from '../../machinery/status.js'
-import {matchResources} from '../matching.js'
 import type {AdmissionAttributes, ValidatingPlugin} from '../types.js'
-import {activationFor, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
+import {activationFor, bindingMatches, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from './engine.js'
 import {resolveParams, type ParamLookup} from './params.js'
 
@@ -108,8 +107,7 @@ export class ValidatingPolicyPlugin implements ValidatingPlugin {
     const policyName: string = policy.metadata?.name
     const bindingName: string = binding.metadata?.name
     const spec = policy.spec ?? {}
-    if (!(await matchResources(spec.matchConstraints, attributes, true))) return
-    if (binding.spec?.matchResources && !(await matchResources(binding.spec.matchResources, attributes, false))) return
+    if (!(await bindingMatches(policy, binding, attributes))) return
     const ignore = spec.failurePolicy === 'Ignore'
     const prefix = `ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}' denied request`
     const failed = (why: string) => {
