@@ -235,6 +235,25 @@ export function encodeObject(declaration: KindDeclaration | undefined, object: A
   return w.finish()
 }
 
+/** The object's own message (no magic, no Unknown envelope): for messages that embed it, such as the
+ *  agent's pod-info responses, which carry a core/v1 Pod. */
+export function encodeMessage(declaration: KindDeclaration, object: AnyObject): Uint8Array {
+  const w = new Writer(1024)
+  writeFields(w, planOf(declaration.schema), object)
+  return w.finish()
+}
+
+/** The reverse of encodeMessage. */
+export function decodeMessage(declaration: KindDeclaration, bytes: Uint8Array): AnyObject {
+  try {
+    const object: AnyObject = {apiVersion: apiVersionOf(declaration), kind: declaration.kind}
+    readFields(new Reader(bytes, 0, bytes.length), planOf(declaration.schema), object)
+    return object
+  } catch (error) {
+    return decodeError(error)
+  }
+}
+
 /**
  * A `<Kind>List` in pieces for streaming: the items are encoded one by one (each needs its size before the
  * Unknown header can be written, as in Kubernetes' streaming list encoder), then handed out in chunks of
