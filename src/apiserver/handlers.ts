@@ -16,6 +16,7 @@ import {assertBodyObject, type ResourceRegistry} from './registry.js'
 import {replicasFromScale, toScale} from './scale.js'
 import {listMetaOf, listView, objectView} from './views.js'
 import {cachedJson, serveWatch} from './watch.js'
+import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
 export const MERGE_PATCH = 'application/merge-patch+json'
@@ -34,6 +35,8 @@ export interface HandlerOptions {
   extraSerializers?: Serializer[]
   /** how each virtual (create-only, never stored) kind answers a POST */
   virtualKinds?: ReadonlyMap<string, VirtualKindHandler>
+  /** the client certificate nodes/{name}/proxy presents to agents */
+  agentCredentials?: () => AgentCredentials | undefined
 }
 
 /** Answers a POST of a virtual kind: the review with its status filled in. */
@@ -162,6 +165,13 @@ export class ResourceHandler {
   ): Promise<void> {
     const {declaration, registry} = this.resolve(info)
     if (declaration.virtual) return this.virtualCreate(request, response, declaration, query, user)
+    if (info.subresource === 'proxy' && declaration.resource === 'nodes' && declaration.group === '') {
+      const node = await registry.get('', info.name)
+      const marker = `/nodes/${encodeURIComponent(info.name)}/proxy`
+      const rest = info.path.slice(info.path.indexOf(marker) + marker.length)
+      const search = query.toString()
+      return proxyToAgent(request, response, node, rest, search ? `?${search}` : '', this.options.agentCredentials?.())
+    }
     const verb = info.verb as Verb
     const pretty = boolParam(query, 'pretty') ?? false
     const gzip = (verb === 'get' || verb === 'list') && this.options.gates['APIResponseCompression'] !== false && acceptsGzip(request)

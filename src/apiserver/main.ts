@@ -125,6 +125,9 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
   const loopbackToken = randomBytes(32).toString('base64url')
   tokens.push({token: loopbackToken, user: {username: LOOPBACK_USER, uid: randomUUID(), groups: ['system:masters']}})
   const authenticator = new Authenticator({tokens, bootstrapTokens})
+  // nodes/{name}/proxy presents the admin certificate to agents (Kubernetes: its kubelet client certificate)
+  let agentCredentials: {cert: string; key: string} | undefined
+  void pkiReady.then((pki) => (agentCredentials = {cert: pki.admin.cert, key: pki.admin.key}), () => undefined)
   let server: ApiServer
   let address
   try {
@@ -140,6 +143,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       authenticator,
       authorizationModes: config.authorizationModes,
       auditLog: config.auditLogPath ? new AuditLog(config.auditLogPath) : undefined,
+      agentCredentials: () => agentCredentials,
     })
     address = await server.start()
   } catch (error) {

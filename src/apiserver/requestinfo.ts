@@ -67,7 +67,8 @@ export function resolveRequestInfo(method: string, path: string, query: URLSearc
   } else {
     verb = methodVerbs[lowerMethod] ?? ('unknown' as Verb)
   }
-  if (subresource === 'proxy') verb = 'proxy'
+  // `nodes/{name}/proxy/...` is authorized by the HTTP method's verb, as Kubernetes does; only the old
+  // `/proxy/...` prefix had a verb of its own
   const decoded = (s: string) => {
     try {
       return decodeURIComponent(s)

@@ -17,6 +17,7 @@ import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorize
 import {defaultRBACObjects, podNodeFromRegistry, registrySource, type Authorizer} from './authz/index.js'
 import {virtualKindHandlers} from './virtual.js'
 import type {AuditLog} from './audit.js'
+import type {AgentCredentials} from './node-proxy.js'
 import type {RequestInfo} from './requestinfo.js'
 import {Catalog} from './catalog.js'
 import {createdObjectName, ResourceHandler, statusResponse} from './handlers.js'
@@ -50,6 +51,8 @@ export interface ApiServerOptions {
   authorizationModes?: readonly AuthorizationMode[]
   /** --audit-log-path: where each request is recorded (none: no audit log) */
   auditLog?: AuditLog
+  /** the client certificate nodes/{name}/proxy presents to agents */
+  agentCredentials?: () => AgentCredentials | undefined
 }
 
 /** Namespaces that exist from the first start, as Kubernetes' kube-system/kube-public/kube-node-lease/default. */
@@ -144,6 +147,7 @@ export class ApiServer {
       now: this.now,
       metaGroup: 'meta.orch.io',
       virtualKinds: virtualKindHandlers({authorizer: this.authorizer, authenticator: options.authenticator}),
+      agentCredentials: options.agentCredentials,
     })
     this.nonResources = new NonResourceHandler(this.catalog)
     this.readiness.push({name: 'storage', ready: () => this.listening})

@@ -326,6 +326,8 @@ export class RestClient {
   private readonly basePath: string
   private readonly token?: string
   private readonly options: RestClientOptions
+  /** what this client was made from (another client to the same cluster's parts can reuse it) */
+  readonly config: Omit<ClientConfig, 'namespace'>
 
   /** the encoding this client asks for in responses (watches included) */
   get wire(): Wire {
@@ -343,6 +345,7 @@ export class RestClient {
       throw new Error(`server "${config.server}": the scheme must be https or http`)
     }
     this.server = config.server
+    this.config = config
     this.namespace = config.namespace || 'default'
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.token = config.token
