@@ -285,6 +285,14 @@ const TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9})
 
 /** RFC 3339 to [seconds, nanos] since the epoch */
 export function parseTime(text: string): [number, number] {
+  const known = parsed.get(text)
+  if (known) return [known[0], known[1]]
+  const value = parseTimeUncached(text)
+  remember(parsed, text, value)
+  return [value[0], value[1]]
+}
+
+function parseTimeUncached(text: string): [number, number] {
   const m = TIME.exec(text)
   if (!m) throw new ProtobufError(`invalid RFC 3339 time ${JSON.stringify(text)}`)
   const year = Number(m[1])
@@ -296,8 +304,24 @@ export function parseTime(text: string): [number, number] {
   return [ms / 1000 - offset, nanos]
 }
 
+/** Times repeat a lot within a list or a watch (objects written in the same second, managedFields
+ *  times): the last conversions are remembered, in both directions. */
+const TIME_CACHE_SIZE = 4096
+const formatted = new Map<string, string>()
+const parsed = new Map<string, [number, number]>()
+function remember<K, V>(cache: Map<K, V>, key: K, value: V): V {
+  if (cache.size >= TIME_CACHE_SIZE) cache.delete(cache.keys().next().value as K)
+  cache.set(key, value)
+  return value
+}
+
 /** seconds since the epoch to RFC 3339 in UTC: whole seconds (metav1.Time) or 6 decimals (MicroTime) */
 export function formatTime(seconds: number, nanos: number, micro: boolean): string {
+  const key = micro ? `${seconds}.${nanos}` : String(seconds)
+  return formatted.get(key) ?? remember(formatted, key, formatTimeUncached(seconds, nanos, micro))
+}
+
+function formatTimeUncached(seconds: number, nanos: number, micro: boolean): string {
   const date = new Date(seconds * 1000)
   if (Number.isNaN(date.getTime())) throw new ProtobufError(`time out of range: ${seconds}s`)
   const base = date.toISOString().slice(0, -5)
