@@ -43,6 +43,14 @@ export function cachedJson(object: AnyObject): string {
   return text
 }
 
+/** The JSON watch frame of an event, built once however many watchers send it. */
+const framesOfObject = new WeakMap<AnyObject, Partial<Record<EventType, Buffer>>>()
+function cachedJsonFrame(type: EventType, object: AnyObject): Buffer {
+  let frames = framesOfObject.get(object)
+  if (!frames) framesOfObject.set(object, (frames = {}))
+  return (frames[type] ??= Buffer.from(`{"type":"${type}","object":${cachedJson(object)}}\n`))
+}
+
 export function validateWatchParams(params: WatchParams): void {
   const invalid = (field: string, message: string) =>
     errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [{type: 'FieldValueForbidden', field, message}])
@@ -81,9 +89,7 @@ export async function serveWatch(
   }
   const kindMeta = {kind: registry.declaration.kind, apiVersion: registry.apiVersion}
   const frame = (type: EventType, object: AnyObject): Buffer => {
-    if (!options.view && options.serializer.mediaType === JSON_TYPE) {
-      return Buffer.from(`{"type":"${type}","object":${cachedJson(object)}}\n`)
-    }
+    if (!options.view && options.serializer.mediaType === JSON_TYPE) return cachedJsonFrame(type, object)
     const body = options.view ? objectView(registry.declaration, object, options.view, options.now(), options.includeObject) : object
     return options.serializer.frame({type, object: body}, registry.declaration)
   }
