@@ -51,6 +51,16 @@ function cachedJsonFrame(type: EventType, object: AnyObject): Buffer {
   return (frames[type] ??= Buffer.from(`{"type":"${type}","object":${cachedJson(object)}}\n`))
 }
 
+/** Frames in other encodings (protobuf, CBOR), also built once per object, encoding and event type. */
+const otherFrames = new WeakMap<AnyObject, Map<string, Buffer>>()
+function cachedFrame(key: string, object: AnyObject, build: () => Buffer): Buffer {
+  let frames = otherFrames.get(object)
+  if (!frames) otherFrames.set(object, (frames = new Map()))
+  let frame = frames.get(key)
+  if (!frame) frames.set(key, (frame = build()))
+  return frame
+}
+
 export function validateWatchParams(params: WatchParams): void {
   const invalid = (field: string, message: string) =>
     errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [{type: 'FieldValueForbidden', field, message}])
@@ -90,7 +100,8 @@ export async function serveWatch(
   const kindMeta = {kind: registry.declaration.kind, apiVersion: registry.apiVersion}
   const frame = (type: EventType, object: AnyObject): Buffer => {
     if (!options.view && options.serializer.mediaType === JSON_TYPE) return cachedJsonFrame(type, object)
-    const body = options.view ? objectView(registry.declaration, object, options.view, options.now(), options.includeObject) : object
+    if (!options.view) return cachedFrame(`${options.serializer.mediaType} ${type}`, object, () => options.serializer.frame({type, object}, registry.declaration))
+    const body = objectView(registry.declaration, object, options.view, options.now(), options.includeObject)
     return options.serializer.frame({type, object: body}, registry.declaration)
   }
   const bookmark = (revision: number, extra?: Record<string, string>): Buffer => {

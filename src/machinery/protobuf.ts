@@ -268,6 +268,9 @@ export function encodePartialObjectMetadataListChunks(meta: Record<string, unkno
   return listChunks(META_API_VERSION, 'PartialObjectMetadataList', planOf(partialObjectMetadataSchema), meta, items)
 }
 
+/** list items' messages by object (objects of a watch cache never change: a new version is a new object) */
+const encodedItems = new WeakMap<AnyObject, {plan: Plan; data: Uint8Array}>()
+
 function* listChunks(apiVersion: string, kind: string, plan: Plan, meta: Record<string, unknown> | undefined, items: readonly AnyObject[]): Generator<Uint8Array> {
   const scratch = new Writer(4096)
   const encode = (p: Plan, value: AnyObject): Uint8Array => {
@@ -280,7 +283,13 @@ function* listChunks(apiVersion: string, kind: string, plan: Plan, meta: Record<
   for (let i = 0; i < items.length; i++) {
     if (!isRecord(items[i])) throw expected('an object', items[i]).within(`items[${i}]`)
     try {
-      encoded.push(encode(plan, items[i]))
+      // an object of the server's watch cache is encoded once however many lists send it
+      let bytes = encodedItems.get(items[i])
+      if (!bytes || bytes.plan !== plan) {
+        bytes = {plan, data: encode(plan, items[i])}
+        encodedItems.set(items[i], bytes)
+      }
+      encoded.push(bytes.data)
     } catch (error) {
       throw error instanceof ProtobufError ? error.within(`items[${i}]`) : error
     }
