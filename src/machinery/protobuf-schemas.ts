@@ -119,6 +119,22 @@ const metaKinds: Record<string, ObjectSchema> = {
 
 export const metaSchemas: readonly ObjectSchema[] = [...Object.values(metaKinds), watchEventSchema]
 
+/** autoscaling/v1 Scale, the payload of the /scale subresources (field numbers of its generated.proto) */
+export const scaleSchema: ObjectSchema = {
+  type: 'object',
+  name: 'Scale',
+  fields: {
+    metadata: {...objectMeta, proto: 1},
+    spec: {type: 'object', name: 'ScaleSpec', proto: 2, fields: {replicas: {type: 'integer', format: 'int32', proto: 1}}},
+    status: {
+      type: 'object',
+      name: 'ScaleStatus',
+      proto: 3,
+      fields: {replicas: {type: 'integer', format: 'int32', proto: 1}, selector: {type: 'string', proto: 2}},
+    },
+  },
+}
+
 const listSchemas = new WeakMap<KindDeclaration, ObjectSchema>()
 
 /** `<Kind>List`: metadata ListMeta = 1, items = 2 */
@@ -137,11 +153,13 @@ export function listSchemaOf(declaration: KindDeclaration): ObjectSchema {
 export function schemaForKind(declaration: KindDeclaration | undefined, kind: string): ObjectSchema | undefined {
   if (declaration && kind === declaration.kind) return declaration.schema
   if (declaration && kind === `${declaration.kind}List`) return listSchemaOf(declaration)
+  if (kind === 'Scale') return scaleSchema
   return Object.hasOwn(metaKinds, kind) ? metaKinds[kind] : undefined
 }
 
 export function defaultApiVersion(declaration: KindDeclaration | undefined, kind: string): string {
   if (declaration && (kind === declaration.kind || kind === `${declaration.kind}List`)) return apiVersionOf(declaration)
+  if (kind === 'Scale') return 'autoscaling/v1'
   return kind === 'Status' ? 'v1' : META_API_VERSION
 }
 

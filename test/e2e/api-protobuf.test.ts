@@ -4,6 +4,7 @@ import {createServer} from 'node:http'
 import {request} from 'node:https'
 import type {AddressInfo} from 'node:net'
 import {after, before, describe, it} from 'node:test'
+import {statefulSet} from '../../src/api/apps/statefulset.js'
 import {configMap} from '../../src/api/core/configmap.js'
 import {decodeResponseBody, RestClient} from '../../src/client/rest.js'
 import {decodeObject, decodeWatchEvent, encodeObject, WatchFrameReader} from '../../src/machinery/protobuf.js'
@@ -112,5 +113,26 @@ describe('protobuf', () => {
     await assert.rejects(client.get({group: '', version: 'v1', resource: 'configmaps', namespace: 'default', name: 'x'}), /magic prefix/)
     await client.close()
     fake.close()
+  })
+
+  it('the /scale subresource speaks protobuf: autoscaling/v1 Scale in and out', async () => {
+    const sets = '/apis/apps/v1/namespaces/default/statefulsets'
+    const created = await call(server.url, 'POST', sets, {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'pb-scale'},
+      spec: {serviceName: 's', replicas: 1, selector: {matchLabels: {app: 's'}}, template: {metadata: {labels: {app: 's'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    })
+    assert.equal(created.status, 201, created.text)
+    const got = await raw(server.url, 'GET', `${sets}/pb-scale/scale`, {Accept: PB})
+    assert.equal(got.status, 200, got.body.toString())
+    assert.equal(got.headers['content-type'], PB)
+    const scale = decodeObject(statefulSet, got.body)
+    assert.equal(scale.apiVersion, 'autoscaling/v1')
+    assert.equal(scale.kind, 'Scale')
+    assert.equal(scale.spec.replicas, 1)
+    const body = Buffer.from(encodeObject(statefulSet, {...scale, spec: {replicas: 4}}))
+    const put = await raw(server.url, 'PUT', `${sets}/pb-scale/scale`, {'Content-Type': PB, Accept: PB}, body)
+    assert.equal(put.status, 200, put.body.toString())
+    assert.equal(decodeObject(statefulSet, put.body).spec.replicas, 4)
+    assert.equal((await call(server.url, 'GET', `${sets}/pb-scale`)).json.spec.replicas, 4)
   })
 })
