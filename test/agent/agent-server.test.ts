@@ -8,13 +8,12 @@ import {request} from 'node:https'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {CriClient} from '../../src/agent/cri/client.js'
-import type {DeepPartial, PodSandboxConfig} from '../../src/agent/cri/types.js'
-import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
+import type {CriClient} from '../../src/agent/cri/client.js'
 import {AgentServer} from '../../src/agent/server/server.js'
 import {RestClient} from '../../src/client/index.js'
 import {createCA, createSignedCert, type CertKeyPair} from '../../src/machinery/pki.js'
 import {call} from '../support/http.js'
+import {startSleepingContainer, type SleepingContainer} from '../support/process-container.js'
 import {startOrchServer, tempDir, type OrchServer} from '../support/server.js'
 
 const JANE = 'jane-token-0123456789'
@@ -42,7 +41,7 @@ function post(port: number, path: string, ca: string, as: {token?: string; cert?
 
 describe('the agent HTTPS server', {timeout: 120_000}, () => {
   let server: OrchServer
-  let runtime: ProcessRuntimeServer
+  let sleeping: SleepingContainer
   let cri: CriClient
   let agent: AgentServer
   let port: number
@@ -57,13 +56,9 @@ describe('the agent HTTPS server', {timeout: 120_000}, () => {
     writeFileSync(tokens, `${JANE},jane,uid-jane,"devs"\n`)
     server = await startOrchServer(['--controllers=', '--token-auth-file', tokens])
     clusterCA = {certPem: readFileSync(join(server.dataDir, 'pki', 'ca.crt'), 'utf8'), keyPem: readFileSync(join(server.dataDir, 'pki', 'ca.key'), 'utf8')}
-    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
-    cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 60_000})
-    await cri.pullImage('busybox')
-    const config: DeepPartial<PodSandboxConfig> = {metadata: {name: 'web', uid: 'uid-web', namespace: 'shop', attempt: 0}}
-    const sandbox = await cri.runPodSandbox(config)
-    containerId = await cri.createContainer(sandbox, {metadata: {name: 'app'}, image: {image: 'busybox'}, command: ['sleep', '600'], logPath: 'app.log'}, config)
-    await cri.startContainer(containerId)
+    sleeping = await startSleepingContainer(dir)
+    cri = sleeping.cri
+    containerId = sleeping.containerId
     servingCA = await createCA('agent serving test CA')
     const serving = await createSignedCert({ca: servingCA, commonName: NODE, usages: ['server auth'], validitySeconds: 3600, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1']})
     const client = new RestClient({server: server.url, ca: Buffer.from(server.ca), cert: Buffer.from(server.cert), key: Buffer.from(server.key), namespace: 'default'})
@@ -81,7 +76,7 @@ describe('the agent HTTPS server', {timeout: 120_000}, () => {
       cacheAuthorizedTTLMs: 1500,
       cacheUnauthorizedTTLMs: 300,
       tokenCacheTTLMs: 60_000,
-      findContainer: (namespace, pod, container) => (namespace === 'shop' && pod === 'web' && container === 'app' ? {containerId} : undefined),
+      findContainer: sleeping.find,
       checkpoint: (id, location, timeout) => cri.checkpointContainer(id, location, timeout),
     })
     port = (await agent.start()).port
@@ -89,8 +84,7 @@ describe('the agent HTTPS server', {timeout: 120_000}, () => {
 
   after(async () => {
     await agent?.stop()
-    cri?.close()
-    await runtime?.close()
+    await sleeping?.close()
     await server?.cleanup()
     rmSync(dir, {recursive: true, force: true})
   })

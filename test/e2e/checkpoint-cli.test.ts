@@ -5,21 +5,18 @@ import {mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:f
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {CriClient} from '../../src/agent/cri/client.js'
-import type {DeepPartial, PodSandboxConfig} from '../../src/agent/cri/types.js'
-import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 import {AgentServer} from '../../src/agent/server/server.js'
 import {RestClient} from '../../src/client/index.js'
 import {createSignedCert} from '../../src/machinery/pki.js'
 import {call} from '../support/http.js'
+import {startSleepingContainer, type SleepingContainer} from '../support/process-container.js'
 import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
 
 const JANE = 'jane-token-0123456789'
 
 describe('orch checkpoint', {timeout: 120_000}, () => {
   let server: OrchServer
-  let runtime: ProcessRuntimeServer
-  let cri: CriClient
+  let sleeping: SleepingContainer
   let agent: AgentServer
   let dir: string
   let port: number
@@ -29,20 +26,15 @@ describe('orch checkpoint', {timeout: 120_000}, () => {
     const tokens = join(tempDir('orch-ckpt-tokens-'), 'tokens.csv')
     writeFileSync(tokens, `${JANE},jane,uid-jane,"devs"\n`)
     server = await startOrchServer(['--controllers=', '--token-auth-file', tokens])
-    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
-    cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 60_000})
-    await cri.pullImage('busybox')
-    const config: DeepPartial<PodSandboxConfig> = {metadata: {name: 'web', uid: 'uid-web', namespace: 'shop', attempt: 0}}
-    const sandbox = await cri.runPodSandbox(config)
-    const containerId = await cri.createContainer(sandbox, {metadata: {name: 'app'}, image: {image: 'busybox'}, command: ['sleep', '600'], logPath: 'app.log'}, config)
-    await cri.startContainer(containerId)
+    sleeping = await startSleepingContainer(dir)
+    const cri = sleeping.cri
     const ca = {certPem: readFileSync(join(server.dataDir, 'pki', 'ca.crt'), 'utf8'), keyPem: readFileSync(join(server.dataDir, 'pki', 'ca.key'), 'utf8')}
     const serving = await createSignedCert({ca, commonName: 'system:node:node-a', organizations: ['system:nodes'], usages: ['server auth'], validitySeconds: 3600, ipAddresses: ['127.0.0.1']})
     agent = new AgentServer({
       address: '127.0.0.1', port: 0, rootDir: join(dir, 'agent'), cert: serving.certPem, key: serving.keyPem, clientCA: ca.certPem, checkpointEnabled: true,
       client: new RestClient({server: server.url, ca: Buffer.from(server.ca), cert: Buffer.from(server.cert), key: Buffer.from(server.key), namespace: 'default'}),
       nodeName: 'node-a', authorizationMode: 'Webhook', cacheAuthorizedTTLMs: 60_000, cacheUnauthorizedTTLMs: 1000, tokenCacheTTLMs: 60_000,
-      findContainer: (ns, pod, container) => (ns === 'shop' && pod === 'web' && container === 'app' ? {containerId} : undefined),
+      findContainer: sleeping.find,
       checkpoint: (id, location, timeout) => cri.checkpointContainer(id, location, timeout),
     })
     port = (await agent.start()).port
@@ -56,8 +48,7 @@ describe('orch checkpoint', {timeout: 120_000}, () => {
 
   after(async () => {
     await agent?.stop()
-    cri?.close()
-    await runtime?.close()
+    await sleeping?.close()
     await server?.cleanup()
     rmSync(dir, {recursive: true, force: true})
   })
