@@ -178,6 +178,8 @@ export interface KindDeclaration {
   specFinalizers?: boolean
   /** adjust an object being marked for deletion (e.g. Namespace phase Terminating) */
   prepareForDelete?(object: AnyObject): void
+  /** graceful deletion (Pod): the seconds the object stays, marked, before it goes; 0 or undefined = at once */
+  deletionGracePeriod?(object: AnyObject, requested: number | undefined): number | undefined
   /** a create-only kind answered by the server and never stored (SubjectAccessReview, TokenReview) */
   virtual?: true
   /** false for kinds that cannot be shown as a Table (virtual kinds): Table-only Accept is 406 */

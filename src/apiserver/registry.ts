@@ -732,6 +732,23 @@ export class ResourceRegistry {
         await this.admission.validate(this.admissionAttributes('DELETE', null, old, name, '', options.context, options.dryRun))
       }
       const details = {name, group: this.declaration.group || undefined, kind: this.declaration.resource, uid: old.metadata!.uid}
+      const grace = this.declaration.deletionGracePeriod?.(old, options.gracePeriodSeconds)
+      if (grace !== undefined && grace > 0) {
+        const marked = old.metadata!.deletionGracePeriodSeconds
+        if (old.metadata!.deletionTimestamp && marked !== undefined && marked <= grace) return {status: successStatus(details), code: 200, object: old, deleted: false}
+        const next = clone(old)
+        next.metadata!.deletionTimestamp = timestamp(new Date(options.context.now.getTime() + grace * 1000))
+        next.metadata!.deletionGracePeriodSeconds = grace
+        if (options.dryRun) return {status: successStatus(details), code: 200, object: next, deleted: false}
+        try {
+          const revision = await this.deps.store.update(key, encodeStored(next), current.modRevision)
+          next.metadata!.resourceVersion = String(revision)
+          return {status: successStatus(details), code: 200, object: next, deleted: false}
+        } catch (error) {
+          if (error instanceof ConflictError) continue
+          throw error
+        }
+      }
       const finalizers: string[] = [...(old.metadata!.finalizers ?? []), ...this.lifecycleFinalizers(old)]
       if (finalizers.length > 0) {
         const pendingCode = options.orphanDependents === false ? 202 : 200

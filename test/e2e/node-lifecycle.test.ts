@@ -42,14 +42,16 @@ describe('node lifecycle controller', () => {
     }
   }
 
-  async function waitForPodGone(namespace: string, name: string): Promise<void> {
+  /** Evicted: deleted, or (bound to a node, so deleted gracefully) marked with a deletionTimestamp. */
+  async function waitForPodEvicted(namespace: string, name: string): Promise<void> {
     const list = (await api('GET', `/api/v1/namespaces/${namespace}/pods`)).json
-    if (!list.items.some((p: any) => p.metadata.name === name)) return
+    const current = list.items.find((p: any) => p.metadata.name === name)
+    if (!current || current.metadata.deletionTimestamp) return
     const stream = await openWatch(server.url, `/api/v1/namespaces/${namespace}/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}&fieldSelector=metadata.name%3D${name}`)
     try {
       for (let n = 1; ; n++) {
         const events = await stream.waitFor(n)
-        if (events[n - 1].type === 'DELETED') return
+        if (events[n - 1].type === 'DELETED' || events[n - 1].object.metadata.deletionTimestamp) return
       }
     } finally {
       stream.close()
@@ -98,9 +100,11 @@ describe('node lifecycle controller', () => {
       assert.equal(r.status, 201, r.text)
     }
     await waitForNode('doomed-node', (n) => taintKeys(n).includes('node.orch.io/unreachable:NoExecute'))
-    await waitForPodGone('default', 'untolerated')
-    await waitForPodGone('default', 'tolerates-briefly')
-    assert.equal((await api('GET', '/api/v1/namespaces/default/pods/tolerates-forever')).status, 200)
+    await waitForPodEvicted('default', 'untolerated')
+    await waitForPodEvicted('default', 'tolerates-briefly')
+    const kept = await api('GET', '/api/v1/namespaces/default/pods/tolerates-forever')
+    assert.equal(kept.status, 200)
+    assert.equal(kept.json.metadata.deletionTimestamp, undefined)
   })
 
   it('unschedulable nodes show SchedulingDisabled in the Table STATUS column', async () => {

@@ -62,7 +62,7 @@ export class Cluster {
 
   /** Deletes the nodes and every pod of the namespaces, so the next test starts from an empty cluster. */
   async clean(nodes: string[], namespaces: string[]): Promise<void> {
-    for (const ns of namespaces) await this.api('DELETE', `/api/v1/namespaces/${ns}/pods`)
+    for (const ns of namespaces) await this.api('DELETE', `/api/v1/namespaces/${ns}/pods?gracePeriodSeconds=0`)
     for (const node of nodes) await this.api('DELETE', `/api/v1/nodes/${node}`)
   }
 

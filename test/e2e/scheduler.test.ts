@@ -126,7 +126,7 @@ describe('scheduler', () => {
     assert.equal(failed.involvedObject.kind, 'Pod')
     assert.equal((await cluster.pod(ns, 'big')).status.phase, 'Pending')
 
-    await cluster.ok('DELETE', `/api/v1/namespaces/${ns}/pods/filler-b`)
+    await cluster.ok('DELETE', `/api/v1/namespaces/${ns}/pods/filler-b?gracePeriodSeconds=0`)
     assert.deepEqual(await cluster.waitForBound(ns, ['big']), {big: 'pending-b'})
     const scheduled = await cluster.waitForEvent(ns, 'big', 'Scheduled')
     assert.equal(scheduled.type, 'Normal')

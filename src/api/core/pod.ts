@@ -384,6 +384,18 @@ const podColumns: TableColumn[] = [
   },
 ]
 
+/**
+ * Kubernetes' graceful pod deletion: a pod bound to a node and not finished stays, marked, for the
+ * requested grace period (else spec.terminationGracePeriodSeconds, default 30) so that its node's
+ * agent can stop it and then delete it with grace 0. Unbound or finished pods go at once.
+ */
+export function podDeletionGracePeriod(object: AnyObject, requested: number | undefined): number {
+  const phase = object.status?.phase
+  if (!object.spec?.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0
+  const grace = requested ?? object.spec?.terminationGracePeriodSeconds ?? 30
+  return Math.max(0, grace)
+}
+
 export const pod: KindDeclaration = {
   group: '',
   version: 'v1',
@@ -393,6 +405,7 @@ export const pod: KindDeclaration = {
   shortNames: ['po'],
   categories: ['all'],
   namespaced: true,
+  deletionGracePeriod: podDeletionGracePeriod,
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
   subresources: [
     {name: 'status', verbs: ['get', 'patch', 'update'], writes: 'status'},
