@@ -70,6 +70,11 @@ export class AgentServer {
     return server.address() as AddressInfo
   }
 
+  /** Serves with a new certificate from now on (an issued agent-serving certificate, a renewal). */
+  updateCertificate(cert: string, key: string): void {
+    this.server?.setSecureContext({cert, key, ca: this.options.clientCA})
+  }
+
   async stop(): Promise<void> {
     const server = this.server
     if (!server) return
