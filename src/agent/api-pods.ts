@@ -35,6 +35,8 @@ export class ApiPods {
   private readonly pendingStatus = new Map<string, AnyObject>()
   private readonly writing = new Set<string>()
   private stopped = false
+  /** true once the pods bound to this node were listed and handed to the pod manager */
+  synced = false
   private mirrorTimer: NodeJS.Timeout | undefined
 
   constructor(private readonly options: ApiPodsOptions) {}
@@ -65,6 +67,7 @@ export class ApiPods {
       .then(() => {
         if (this.stopped) return
         sink.setPods('api', informer.list().filter((pod) => !isMirrorPod(pod)))
+        this.synced = true
         this.scheduleMirrors()
       })
       .catch(() => undefined)

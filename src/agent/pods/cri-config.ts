@@ -1,0 +1,197 @@
+// Pod spec → CRI configuration, as the kubelet's kuberuntime builds it: the sandbox (metadata, hostname,
+// log directory, labels, DNS, security context) and each container (command, env, mounts, resources,
+// security context with the seed's seccomp rules, swap limits).
+import {mkdirSync} from 'node:fs'
+import {isAbsolute, join, normalize, relative} from 'node:path'
+import type {AnyObject} from '../../api/types.js'
+import {quantityValue} from '../../api/core/pod.js'
+import type {ContainerConfig, DeepPartial, LinuxContainerResources, Mount, PodSandboxConfig, SecurityProfile} from '../cri/types.js'
+
+export const LABEL_POD_NAME = 'io.orch.pod.name'
+export const LABEL_POD_NAMESPACE = 'io.orch.pod.namespace'
+export const LABEL_POD_UID = 'io.orch.pod.uid'
+export const LABEL_CONTAINER_NAME = 'io.orch.container.name'
+/** init containers carry this label so that status can tell them apart */
+export const LABEL_CONTAINER_KIND = 'io.orch.container.kind'
+
+export interface ConfigContext {
+  rootDir: string
+  nodeName: string
+  hostIP: string
+  podIP?: string
+  swapBehavior: 'NoSwap' | 'LimitedSwap'
+  /** node memory and swap, for LimitedSwap */
+  memoryBytes: number
+  swapBytes: number
+  seccompDefault: boolean
+  clusterDNS: string[]
+  clusterDomain: string
+}
+
+/** A problem that makes container creation fail with CreateContainerError (or CreateContainerConfigError). */
+export class ContainerConfigError extends Error {
+  constructor(
+    readonly reason: 'CreateContainerError' | 'CreateContainerConfigError',
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export function podLogDirectory(rootDir: string, pod: AnyObject): string {
+  return join(rootDir, 'pods', `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid}`)
+}
+
+export function sandboxConfig(pod: AnyObject, attempt: number, context: ConfigContext): DeepPartial<PodSandboxConfig> {
+  const meta = pod.metadata!
+  const spec = pod.spec ?? {}
+  const hostNetwork = spec.hostNetwork === true
+  const logDirectory = podLogDirectory(context.rootDir, pod)
+  mkdirSync(logDirectory, {recursive: true, mode: 0o755})
+  const config: DeepPartial<PodSandboxConfig> = {
+    metadata: {name: meta.name, namespace: meta.namespace, uid: meta.uid, attempt},
+    // host-network pods must not set a hostname (the runtime would change the host's)
+    hostname: hostNetwork ? '' : String(spec.hostname ?? meta.name).slice(0, 63),
+    logDirectory,
+    labels: {...(meta.labels ?? {}), [LABEL_POD_NAME]: meta.name, [LABEL_POD_NAMESPACE]: meta.namespace, [LABEL_POD_UID]: meta.uid},
+    annotations: {...(meta.annotations ?? {})},
+    linux: {
+      cgroupParent: '',
+      securityContext: {
+        namespaceOptions: {network: hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD'},
+        privileged: (spec.containers ?? []).some((c: AnyObject) => c.securityContext?.privileged === true),
+      },
+    },
+  }
+  if (context.clusterDNS.length > 0 && !hostNetwork) {
+    const searches = context.clusterDomain ? [`${meta.namespace}.svc.${context.clusterDomain}`, `svc.${context.clusterDomain}`, context.clusterDomain] : []
+    config.dnsConfig = {servers: context.clusterDNS, searches, options: ['ndots:5']}
+  }
+  return config
+}
+
+/** The seed's seccomp rules: the container's own setting over the pod's; privileged = Unconfined; Localhost under {root}/seccomp. */
+export function seccompFor(pod: AnyObject, container: AnyObject, context: ConfigContext): DeepPartial<SecurityProfile> {
+  if (container.securityContext?.privileged === true) return {profileType: 'Unconfined'}
+  const profile = container.securityContext?.seccompProfile ?? pod.spec?.securityContext?.seccompProfile
+  const type = profile?.type ?? (context.seccompDefault ? 'RuntimeDefault' : 'Unconfined')
+  if (type === 'Unconfined') return {profileType: 'Unconfined'}
+  if (type === 'RuntimeDefault') return {profileType: 'RuntimeDefault'}
+  if (type === 'Localhost') {
+    const name = String(profile?.localhostProfile ?? '')
+    const base = join(context.rootDir, 'seccomp')
+    const path = normalize(join(base, name))
+    const inside = relative(base, path)
+    if (name === '' || isAbsolute(name) || inside.startsWith('..') || inside === '') {
+      throw new ContainerConfigError('CreateContainerError', `invalid Localhost seccomp profile ${JSON.stringify(name)}: it must name a file under ${base}`)
+    }
+    return {profileType: 'Localhost', localhostRef: path}
+  }
+  throw new ContainerConfigError('CreateContainerError', `unknown seccomp profile type ${JSON.stringify(type)}`)
+}
+
+function resourcesFor(container: AnyObject, context: ConfigContext): DeepPartial<LinuxContainerResources> {
+  const limits = container.resources?.limits ?? {}
+  const requests = container.resources?.requests ?? {}
+  const resources: DeepPartial<LinuxContainerResources> = {}
+  const cpuRequest = quantityValue(requests.cpu ?? limits.cpu)
+  if (Number.isFinite(cpuRequest)) resources.cpuShares = Math.max(2, Math.floor(cpuRequest * 1024))
+  const cpuLimit = quantityValue(limits.cpu)
+  if (Number.isFinite(cpuLimit)) {
+    resources.cpuPeriod = 100_000
+    resources.cpuQuota = Math.max(1000, Math.floor(cpuLimit * 100_000))
+  }
+  const memoryLimit = quantityValue(limits.memory)
+  if (Number.isFinite(memoryLimit)) {
+    resources.memoryLimitInBytes = Math.floor(memoryLimit)
+    if (context.swapBehavior === 'NoSwap' || context.swapBytes === 0) {
+      resources.memorySwapLimitInBytes = Math.floor(memoryLimit)
+    } else {
+      // LimitedSwap: a share of the node's swap proportional to the container's memory request
+      const memoryRequest = quantityValue(requests.memory ?? limits.memory)
+      const share = Number.isFinite(memoryRequest) && context.memoryBytes > 0 ? Math.floor((memoryRequest / context.memoryBytes) * context.swapBytes) : 0
+      resources.memorySwapLimitInBytes = Math.floor(memoryLimit) + share
+    }
+  }
+  return resources
+}
+
+function fieldValue(pod: AnyObject, path: string, context: ConfigContext): string {
+  switch (path) {
+    case 'metadata.name':
+      return pod.metadata!.name
+    case 'metadata.namespace':
+      return pod.metadata!.namespace
+    case 'metadata.uid':
+      return pod.metadata!.uid
+    case 'spec.nodeName':
+      return context.nodeName
+    case 'spec.serviceAccountName':
+      return pod.spec?.serviceAccountName ?? ''
+    case 'status.hostIP':
+      return context.hostIP
+    case 'status.podIP':
+      return context.podIP ?? ''
+    default: {
+      const label = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path)
+      if (label) return pod.metadata?.[label[1]]?.[label[2]] ?? ''
+      throw new ContainerConfigError('CreateContainerConfigError', `unsupported fieldRef ${JSON.stringify(path)}`)
+    }
+  }
+}
+
+function envFor(pod: AnyObject, container: AnyObject, context: ConfigContext): {key: string; value: string}[] {
+  const env: {key: string; value: string}[] = []
+  for (const entry of container.env ?? []) {
+    if (entry.valueFrom?.fieldRef) env.push({key: entry.name, value: fieldValue(pod, entry.valueFrom.fieldRef.fieldPath, context)})
+    else if (entry.valueFrom) throw new ContainerConfigError('CreateContainerConfigError', `env ${entry.name}: only value and fieldRef are supported`)
+    else env.push({key: entry.name, value: String(entry.value ?? '')})
+  }
+  return env
+}
+
+function mountsFor(pod: AnyObject, container: AnyObject, context: ConfigContext): DeepPartial<Mount>[] {
+  const volumes = new Map<string, AnyObject>((pod.spec?.volumes ?? []).map((v: AnyObject) => [v.name, v]))
+  return (container.volumeMounts ?? []).map((mount: AnyObject) => {
+    const volume = volumes.get(mount.name)
+    if (!volume) throw new ContainerConfigError('CreateContainerConfigError', `volume ${JSON.stringify(mount.name)} is not defined`)
+    let hostPath: string
+    if (volume.hostPath) hostPath = volume.hostPath.path
+    else if (volume.emptyDir) {
+      hostPath = join(context.rootDir, 'pods', pod.metadata!.uid, 'volumes', 'empty-dir', volume.name)
+      mkdirSync(hostPath, {recursive: true})
+    } else throw new ContainerConfigError('CreateContainerConfigError', `volume ${JSON.stringify(volume.name)}: only hostPath and emptyDir volumes are supported`)
+    if (mount.subPath) hostPath = join(hostPath, mount.subPath)
+    return {containerPath: mount.mountPath, hostPath, readonly: mount.readOnly === true}
+  })
+}
+
+export function containerConfig(pod: AnyObject, container: AnyObject, kind: 'init' | 'app', attempt: number, context: ConfigContext): DeepPartial<ContainerConfig> {
+  const meta = pod.metadata!
+  const security = container.securityContext ?? {}
+  const podSecurity = pod.spec?.securityContext ?? {}
+  const runAsUser = security.runAsUser ?? podSecurity.runAsUser
+  const runAsGroup = security.runAsGroup ?? podSecurity.runAsGroup
+  return {
+    metadata: {name: container.name, attempt},
+    image: {image: container.image},
+    command: container.command ?? [],
+    args: container.args ?? [],
+    workingDir: container.workingDir ?? '',
+    envs: envFor(pod, container, context),
+    mounts: mountsFor(pod, container, context),
+    labels: {[LABEL_POD_NAME]: meta.name, [LABEL_POD_NAMESPACE]: meta.namespace, [LABEL_POD_UID]: meta.uid, [LABEL_CONTAINER_NAME]: container.name, [LABEL_CONTAINER_KIND]: kind},
+    annotations: {'io.orch.container.restartCount': String(attempt)},
+    logPath: join(container.name, `${attempt}.log`),
+    linux: {
+      resources: resourcesFor(container, context),
+      securityContext: {
+        privileged: security.privileged === true,
+        seccomp: seccompFor(pod, container, context),
+        ...(runAsUser !== undefined ? {runAsUser: {value: runAsUser}} : {}),
+        ...(runAsGroup !== undefined ? {runAsGroup: {value: runAsGroup}} : {}),
+        readonlyRootfs: security.readOnlyRootFilesystem === true,
+      },
+    },
+  }
+}

@@ -1,0 +1,595 @@
+// The agent's pod lifecycle, as the kubelet's pod workers, PLEG and status manager do it, small:
+//  - sources (the API, static manifests) give the desired pods; each pod has one worker at a time
+//    that syncs it (sandbox, init containers in order, app containers, restarts with back-off) or
+//    terminates it (containers stopped within the grace period, then the sandbox);
+//  - a pod lifecycle event generator relists the runtime every relistPeriodMs and wakes the worker
+//    of each pod whose containers changed;
+//  - the pod's status is computed after each sync; a change goes to the subscribers (the pod-info
+//    socket) at once and to statusSink (the API writer).
+// Pods a previous agent started are adopted (found by their labels), not restarted.
+import type {AnyObject} from '../../api/types.js'
+import type {Logger} from '../../machinery/log.js'
+import {isCriError, type CriClient} from '../cri/client.js'
+import type {Container, DeepPartial, PodSandbox, PodSandboxConfig} from '../cri/types.js'
+import {hostCapacity, internalIP} from '../host.js'
+import {
+  ContainerConfigError,
+  LABEL_CONTAINER_KIND,
+  LABEL_CONTAINER_NAME,
+  LABEL_POD_UID,
+  containerConfig,
+  sandboxConfig,
+  type ConfigContext,
+} from './cri-config.js'
+import {computePodStatus, rfc3339, type ContainerInstance, type PodView, type Waiting} from './status.js'
+
+export interface PodManagerOptions {
+  cri: CriClient
+  rootDir: string
+  nodeName: string
+  relistPeriodMs?: number
+  /** container restart and image pull back-off: initialMs doubling to maxMs (kubelet: 10 s to 300 s) */
+  backoff?: {initialMs: number; maxMs: number}
+  swapBehavior?: 'NoSwap' | 'LimitedSwap'
+  seccompDefault?: boolean
+  clusterDNS?: string[]
+  clusterDomain?: string
+  statusSink?: (pod: AnyObject) => void
+  onTerminated?: (pod: AnyObject) => void
+  /** true once every pod source has delivered its pods: only then are unknown runtime pods removed */
+  sourcesReady?: () => boolean
+  logger: Logger
+  now?: () => Date
+}
+
+interface Backoff {
+  delay: number
+  until: number
+}
+
+interface PodEntry {
+  pod: AnyObject
+  source: string
+  /** gone from its source: terminate, then forget */
+  removed: boolean
+  startTime: string
+  status?: AnyObject
+  waiting: Map<string, Waiting>
+  backoff: Map<string, Backoff>
+  initialized: boolean
+  failed: boolean
+  terminated: boolean
+  terminatedReported: boolean
+  view?: PodView
+  dirty: boolean
+  worker?: Promise<void>
+  timer?: NodeJS.Timeout
+}
+
+const byAttempt = (a: Container, b: Container): number => (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0) || Number(BigInt(a.createdAt) - BigInt(b.createdAt))
+
+export class PodManager {
+  private readonly entries = new Map<string, PodEntry>()
+  private readonly listeners = new Set<(pod: AnyObject) => void>()
+  private readonly exitedStatus = new Map<string, ContainerInstance['status']>()
+  private relistSignatures = new Map<string, string>()
+  private relistTimer: NodeJS.Timeout | undefined
+  private started = false
+  private stopped = false
+  private runtimeName = 'unknown'
+  private readonly context: ConfigContext
+  private readonly backoffInitial: number
+  private readonly backoffMax: number
+  private readonly now: () => Date
+
+  constructor(private readonly options: PodManagerOptions) {
+    const capacity = hostCapacity(options.rootDir)
+    this.context = {
+      rootDir: options.rootDir,
+      nodeName: options.nodeName,
+      hostIP: internalIP(),
+      swapBehavior: options.swapBehavior ?? 'NoSwap',
+      memoryBytes: capacity.memoryBytes,
+      swapBytes: capacity.swapBytes,
+      seccompDefault: options.seccompDefault ?? false,
+      clusterDNS: options.clusterDNS ?? [],
+      clusterDomain: options.clusterDomain ?? '',
+    }
+    this.backoffInitial = options.backoff?.initialMs ?? 10_000
+    this.backoffMax = options.backoff?.maxMs ?? 300_000
+    this.now = options.now ?? (() => new Date())
+  }
+
+  // ------------------------------------------------------------------------------------ PodSource
+
+  synced(): boolean {
+    return this.started
+  }
+
+  pods(): AnyObject[] {
+    return [...this.entries.values()].map((entry) => this.withStatus(entry))
+  }
+
+  subscribe(listener: (pod: AnyObject) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  podStatus(uid: string): AnyObject | undefined {
+    return this.entries.get(uid)?.status
+  }
+
+  /** The running container `container` of pod namespace/name, for the checkpoint endpoint. */
+  findContainer(namespace: string, name: string, container: string): {containerId: string} | undefined {
+    for (const entry of this.entries.values()) {
+      const meta = entry.pod.metadata!
+      if (meta.namespace !== namespace || meta.name !== name || entry.terminated) continue
+      const latest = entry.view?.latest.get(container)
+      const state = latest?.status?.state ?? latest?.container.state
+      if (latest && state === 'CONTAINER_RUNNING') return {containerId: latest.container.id}
+    }
+    return undefined
+  }
+
+  // ------------------------------------------------------------------------------------ sources
+
+  async start(): Promise<void> {
+    try {
+      this.runtimeName = (await this.options.cri.version()).runtimeName
+    } catch (error) {
+      this.options.logger.warn('runtime version unknown', {error: (error as Error).message})
+    }
+    await this.relist().catch((error) => this.options.logger.warn('first relist failed', {error: (error as Error).message}))
+    this.started = true
+    this.scheduleRelist()
+  }
+
+  async stop(options: {stopPods?: boolean} = {}): Promise<void> {
+    if (options.stopPods) {
+      for (const [uid, entry] of this.entries) {
+        entry.removed = true
+        this.wake(uid)
+      }
+      await Promise.all([...this.entries.values()].map((entry) => entry.worker))
+    }
+    this.stopped = true
+    if (this.relistTimer) clearTimeout(this.relistTimer)
+    for (const entry of this.entries.values()) if (entry.timer) clearTimeout(entry.timer)
+    await Promise.all([...this.entries.values()].map((entry) => entry.worker))
+  }
+
+  /** The full set of pods of one source: new ones start, changed ones sync, missing ones terminate. */
+  setPods(source: string, pods: AnyObject[]): void {
+    const uids = new Set(pods.map((pod) => pod.metadata!.uid as string))
+    for (const [uid, entry] of this.entries) {
+      if (entry.source === source && !uids.has(uid)) this.deletePod(source, uid)
+    }
+    for (const pod of pods) this.upsertPod(source, pod)
+  }
+
+  upsertPod(source: string, pod: AnyObject): void {
+    const uid = pod.metadata!.uid as string
+    const entry = this.entries.get(uid)
+    if (entry) {
+      entry.pod = pod
+      entry.source = source
+    } else {
+      this.entries.set(uid, {
+        pod,
+        source,
+        removed: false,
+        startTime: pod.status?.startTime ?? rfc3339(BigInt(this.now().getTime()) * 1_000_000n)!,
+        waiting: new Map(),
+        backoff: new Map(),
+        initialized: false,
+        failed: false,
+        terminated: false,
+        terminatedReported: false,
+        dirty: false,
+      })
+    }
+    this.wake(uid)
+  }
+
+  deletePod(source: string, uid: string): void {
+    const entry = this.entries.get(uid)
+    if (!entry || entry.source !== source) return
+    entry.removed = true
+    this.wake(uid)
+  }
+
+  // ------------------------------------------------------------------------------------ workers
+
+  private wake(uid: string): void {
+    const entry = this.entries.get(uid)
+    if (!entry || this.stopped) return
+    entry.dirty = true
+    if (!entry.worker) entry.worker = this.runWorker(uid)
+  }
+
+  private async runWorker(uid: string): Promise<void> {
+    const entry = this.entries.get(uid)
+    if (!entry) return
+    try {
+      while (entry.dirty && !this.stopped) {
+        entry.dirty = false
+        try {
+          await this.syncPod(uid, entry)
+        } catch (error) {
+          this.options.logger.warn('pod sync failed', {pod: podKey(entry.pod), error: (error as Error).message})
+          this.wakeLater(uid, entry, 1000)
+        }
+        if (entry.removed && entry.terminated) {
+          this.entries.delete(uid)
+          if (entry.timer) clearTimeout(entry.timer)
+          return
+        }
+      }
+    } finally {
+      entry.worker = undefined
+    }
+  }
+
+  private wakeLater(uid: string, entry: PodEntry, delayMs: number): void {
+    if (this.stopped) return
+    if (entry.timer) clearTimeout(entry.timer)
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined
+      this.wake(uid)
+    }, Math.max(0, delayMs))
+    entry.timer.unref()
+  }
+
+  private shouldTerminate(entry: PodEntry): boolean {
+    return entry.removed || Boolean(entry.pod.metadata?.deletionTimestamp)
+  }
+
+  private async syncPod(uid: string, entry: PodEntry): Promise<void> {
+    if (this.shouldTerminate(entry)) {
+      if (!entry.terminated) await this.terminate(uid, entry)
+      await this.updateStatus(uid, entry)
+      if (!entry.terminatedReported) {
+        entry.terminatedReported = true
+        this.options.onTerminated?.(this.withStatus(entry))
+      }
+      return
+    }
+    const {sandboxes, containers} = await this.runtimeOf(uid)
+    const view = await this.viewOf(entry, sandboxes, containers)
+    const finished = entry.failed || this.completed(entry, view)
+    if (!finished) await this.reconcile(uid, entry, sandboxes, view)
+    else {
+      // a finished pod keeps its containers (their exit codes) but not its sandbox
+      for (const sandbox of sandboxes) if (sandbox.state === 'SANDBOX_READY') await this.options.cri.stopPodSandbox(sandbox.id)
+    }
+    await this.updateStatus(uid, entry)
+  }
+
+  /** Every app container exited for good (restartPolicy Never, or OnFailure with exit 0 everywhere). */
+  private completed(entry: PodEntry, view: PodView): boolean {
+    const policy = entry.pod.spec?.restartPolicy ?? 'Always'
+    if (policy === 'Always' || !entry.initialized) return false
+    const specs: AnyObject[] = entry.pod.spec?.containers ?? []
+    return specs.every((spec) => {
+      const instance = view.latest.get(spec.name)
+      const status = instance?.status
+      if (!instance || (status?.state ?? instance.container.state) !== 'CONTAINER_EXITED') return false
+      return policy === 'Never' || (status?.exitCode ?? 0) === 0
+    })
+  }
+
+  private async runtimeOf(uid: string): Promise<{sandboxes: PodSandbox[]; containers: Container[]}> {
+    const selector = {labelSelector: {[LABEL_POD_UID]: uid}}
+    const [sandboxes, containers] = await Promise.all([this.options.cri.listPodSandbox(selector), this.options.cri.listContainers(selector)])
+    return {sandboxes: sandboxes.sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt))), containers}
+  }
+
+  private async viewOf(entry: PodEntry, sandboxes: PodSandbox[], containers: Container[]): Promise<PodView> {
+    const ready = sandboxes.find((s) => s.state === 'SANDBOX_READY')
+    const latest = new Map<string, ContainerInstance>()
+    const previous = new Map<string, ContainerInstance>()
+    const byName = new Map<string, Container[]>()
+    for (const container of containers) {
+      const name = container.labels?.[LABEL_CONTAINER_NAME] ?? container.metadata?.name ?? ''
+      byName.set(name, [...(byName.get(name) ?? []), container])
+    }
+    for (const [name, list] of byName) {
+      list.sort(byAttempt)
+      const last = list[list.length - 1]
+      latest.set(name, {container: last, status: await this.statusOf(last)})
+      if (list.length > 1) {
+        const before = list[list.length - 2]
+        previous.set(name, {container: before, status: await this.statusOf(before)})
+      }
+    }
+    let podIP: string | undefined
+    if (ready) {
+      try {
+        podIP = (await this.options.cri.podSandboxStatus(ready.id)).status?.network?.ip || undefined
+      } catch {
+        podIP = undefined
+      }
+    }
+    const view: PodView = {latest, previous, podIP, waiting: entry.waiting, initialized: entry.initialized, failed: entry.failed, terminated: entry.terminated, runtimeName: this.runtimeName}
+    entry.view = view
+    return view
+  }
+
+  private async statusOf(container: Container): Promise<ContainerInstance['status']> {
+    const cached = this.exitedStatus.get(container.id)
+    if (cached) return cached
+    try {
+      const status = (await this.options.cri.containerStatus(container.id)).status ?? undefined
+      if (status?.state === 'CONTAINER_EXITED') this.exitedStatus.set(container.id, status)
+      return status
+    } catch (error) {
+      if (isCriError(error)) return undefined
+      throw error
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ running
+
+  private async reconcile(uid: string, entry: PodEntry, sandboxes: PodSandbox[], view: PodView): Promise<void> {
+    const cri = this.options.cri
+    let sandbox = sandboxes.find((s) => s.state === 'SANDBOX_READY')
+    const attempt = sandboxes.length > 0 ? Math.max(...sandboxes.map((s) => s.metadata?.attempt ?? 0)) + 1 : 0
+    const podSandboxConfig = sandboxConfig(entry.pod, sandbox?.metadata?.attempt ?? attempt, this.context)
+    if (!sandbox) {
+      // a new sandbox means the old containers are gone with the old one
+      for (const instance of view.latest.values()) {
+        if ((instance.status?.state ?? instance.container.state) === 'CONTAINER_RUNNING') await cri.stopContainer(instance.container.id, 0)
+      }
+      try {
+        const id = await cri.runPodSandbox(podSandboxConfig)
+        sandbox = (await cri.listPodSandbox({id})).find((s) => s.id === id)
+        if (!sandbox) throw new Error(`sandbox ${id} vanished`)
+        this.options.logger.info('started pod sandbox', {pod: podKey(entry.pod), sandbox: id.slice(0, 12)})
+        entry.initialized = false
+      } catch (error) {
+        for (const spec of allContainers(entry.pod)) entry.waiting.set(spec.name, {reason: 'ContainerCreating', message: `failed to create the pod sandbox: ${(error as Error).message}`})
+        this.wakeLater(uid, entry, this.backoffInitial)
+        return
+      }
+      await this.viewOf(entry, [sandbox], (await this.runtimeOf(uid)).containers)
+    }
+    const current = entry.view!
+    const policy = entry.pod.spec?.restartPolicy ?? 'Always'
+    // init containers, one after another, each to a zero exit
+    const inits: AnyObject[] = entry.pod.spec?.initContainers ?? []
+    if (!entry.initialized) {
+      for (const spec of inits) {
+        const instance = current.latest.get(spec.name)
+        const state = instance?.status?.state ?? instance?.container.state
+        if (instance && state === 'CONTAINER_EXITED' && (instance.status?.exitCode ?? 0) === 0) continue
+        if (instance && (state === 'CONTAINER_RUNNING' || state === 'CONTAINER_CREATED')) {
+          if (state === 'CONTAINER_CREATED') await this.startCreated(entry, spec, instance)
+          return
+        }
+        if (instance && state === 'CONTAINER_EXITED') {
+          if (policy === 'Never') {
+            entry.failed = true
+            return
+          }
+          await this.restart(uid, entry, spec, 'init', instance, sandbox.id, podSandboxConfig)
+          return
+        }
+        await this.createAndStart(uid, entry, spec, 'init', 0, sandbox.id, podSandboxConfig)
+        return
+      }
+      entry.initialized = true
+      current.initialized = true
+    }
+    for (const spec of entry.pod.spec?.containers ?? []) {
+      const instance = current.latest.get(spec.name)
+      const state = instance?.status?.state ?? instance?.container.state
+      if (!instance) await this.createAndStart(uid, entry, spec, 'app', 0, sandbox.id, podSandboxConfig)
+      else if (state === 'CONTAINER_CREATED') await this.startCreated(entry, spec, instance)
+      else if (state === 'CONTAINER_EXITED') {
+        const exitCode = instance.status?.exitCode ?? 0
+        if (policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0)) await this.restart(uid, entry, spec, 'app', instance, sandbox.id, podSandboxConfig)
+      } else if (state === 'CONTAINER_RUNNING') entry.waiting.delete(spec.name)
+    }
+  }
+
+  private async startCreated(entry: PodEntry, spec: AnyObject, instance: ContainerInstance): Promise<void> {
+    try {
+      await this.options.cri.startContainer(instance.container.id)
+      entry.waiting.delete(spec.name)
+    } catch (error) {
+      entry.waiting.set(spec.name, {reason: 'RunContainerError', message: criMessage(error)})
+    }
+  }
+
+  /** Restarts an exited container, unless it is backing off (CrashLoopBackOff until the back-off ends). */
+  private async restart(uid: string, entry: PodEntry, spec: AnyObject, kind: 'init' | 'app', instance: ContainerInstance, sandboxId: string, podSandboxConfig: DeepPartial<PodSandboxConfig>): Promise<void> {
+    const now = Date.now()
+    const key = `restart/${spec.name}`
+    const backoff = entry.backoff.get(key)
+    if (backoff && now - backoff.until > 2 * this.backoffMax) entry.backoff.delete(key)
+    const current = entry.backoff.get(key)
+    if (current && now < current.until) {
+      entry.waiting.set(spec.name, {reason: 'CrashLoopBackOff', message: `back-off ${Math.round(current.delay / 1000)}s restarting failed container=${spec.name} pod=${podKey(entry.pod)}`})
+      this.wakeLater(uid, entry, current.until - now)
+      return
+    }
+    const delay = current ? Math.min(current.delay * 2, this.backoffMax) : this.backoffInitial
+    entry.backoff.set(key, {delay, until: now + delay})
+    await this.createAndStart(uid, entry, spec, kind, (instance.container.metadata?.attempt ?? 0) + 1, sandboxId, podSandboxConfig)
+  }
+
+  private async ensureImage(uid: string, entry: PodEntry, spec: AnyObject): Promise<boolean> {
+    const cri = this.options.cri
+    const image = String(spec.image ?? '')
+    const policy = spec.imagePullPolicy ?? (image.endsWith(':latest') || !/[:@][^/]*$/.test(image) ? 'Always' : 'IfNotPresent')
+    let present = false
+    try {
+      present = (await cri.imageStatus(image)).image !== null
+    } catch {
+      present = false
+    }
+    if (present && policy !== 'Always') return true
+    if (!present && policy === 'Never') {
+      entry.waiting.set(spec.name, {reason: 'ErrImageNeverPull', message: `Container image "${image}" is not present with pull policy of Never`})
+      return false
+    }
+    const key = `pull/${spec.name}`
+    const backoff = entry.backoff.get(key)
+    const now = Date.now()
+    if (backoff && now < backoff.until) {
+      if (present) return true
+      entry.waiting.set(spec.name, {reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"`})
+      this.wakeLater(uid, entry, backoff.until - now)
+      return false
+    }
+    try {
+      await cri.pullImage(image)
+      entry.backoff.delete(key)
+      return true
+    } catch (error) {
+      if (present) return true
+      const delay = backoff ? Math.min(backoff.delay * 2, this.backoffMax) : this.backoffInitial
+      entry.backoff.set(key, {delay, until: now + delay})
+      entry.waiting.set(spec.name, {reason: 'ErrImagePull', message: `failed to pull image "${image}": ${criMessage(error)}`})
+      this.wakeLater(uid, entry, delay)
+      return false
+    }
+  }
+
+  private async createAndStart(uid: string, entry: PodEntry, spec: AnyObject, kind: 'init' | 'app', attempt: number, sandboxId: string, podSandboxConfig: DeepPartial<PodSandboxConfig>): Promise<void> {
+    const cri = this.options.cri
+    if (!(await this.ensureImage(uid, entry, spec))) return
+    let config
+    try {
+      config = containerConfig(entry.pod, spec, kind, attempt, {...this.context, podIP: entry.view?.podIP})
+    } catch (error) {
+      if (!(error instanceof ContainerConfigError)) throw error
+      entry.waiting.set(spec.name, {reason: error.reason, message: error.message})
+      this.wakeLater(uid, entry, this.backoffInitial)
+      return
+    }
+    let id: string
+    try {
+      id = await cri.createContainer(sandboxId, config, podSandboxConfig)
+    } catch (error) {
+      entry.waiting.set(spec.name, {reason: 'CreateContainerError', message: criMessage(error)})
+      this.wakeLater(uid, entry, this.backoffInitial)
+      return
+    }
+    try {
+      await cri.startContainer(id)
+      entry.waiting.delete(spec.name)
+      this.options.logger.info('started container', {pod: podKey(entry.pod), container: spec.name, attempt})
+    } catch (error) {
+      entry.waiting.set(spec.name, {reason: 'RunContainerError', message: criMessage(error)})
+    }
+    // older exited instances than the one before are of no use any more
+    const {sandboxes, containers} = await this.runtimeOf(uid)
+    const mine = containers.filter((c) => c.labels?.[LABEL_CONTAINER_NAME] === spec.name).sort(byAttempt)
+    for (const old of mine.slice(0, -2)) {
+      if (old.state !== 'CONTAINER_EXITED') continue
+      await cri.removeContainer(old.id).catch(() => undefined)
+      this.exitedStatus.delete(old.id)
+    }
+    await this.viewOf(entry, sandboxes, containers.filter((c) => !mine.slice(0, -2).includes(c) || c.state !== 'CONTAINER_EXITED'))
+  }
+
+  // ------------------------------------------------------------------------------------ stopping
+
+  private gracePeriodSeconds(pod: AnyObject): number {
+    const grace = pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30
+    return Math.max(0, Number(grace))
+  }
+
+  private async terminate(uid: string, entry: PodEntry): Promise<void> {
+    const cri = this.options.cri
+    const grace = this.gracePeriodSeconds(entry.pod)
+    const {sandboxes, containers} = await this.runtimeOf(uid)
+    const running = containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')
+    const isInit = (c: Container): boolean => c.labels?.[LABEL_CONTAINER_KIND] === 'init'
+    this.options.logger.info('stopping pod', {pod: podKey(entry.pod), gracePeriodSeconds: grace})
+    await Promise.all(running.filter((c) => !isInit(c)).map((c) => cri.stopContainer(c.id, grace).catch(() => undefined)))
+    await Promise.all(running.filter(isInit).map((c) => cri.stopContainer(c.id, grace).catch(() => undefined)))
+    await this.viewOf(entry, sandboxes, (await this.runtimeOf(uid)).containers)
+    entry.terminated = true
+    entry.view!.terminated = true
+    for (const sandbox of sandboxes) {
+      await cri.stopPodSandbox(sandbox.id).catch(() => undefined)
+      await cri.removePodSandbox(sandbox.id).catch(() => undefined)
+    }
+    entry.waiting.clear()
+    for (const container of containers) this.exitedStatus.delete(container.id)
+  }
+
+  // ------------------------------------------------------------------------------------ status
+
+  private withStatus(entry: PodEntry): AnyObject {
+    return {...entry.pod, status: entry.status ?? entry.pod.status ?? {}}
+  }
+
+  private async updateStatus(uid: string, entry: PodEntry): Promise<void> {
+    const view = entry.view ?? (await this.viewOf(entry, [], []))
+    view.initialized = entry.initialized
+    view.failed = entry.failed
+    view.terminated = entry.terminated
+    const status = computePodStatus(entry.pod, view, entry.status, entry.startTime, this.context.hostIP, this.now())
+    if (JSON.stringify(status) === JSON.stringify(entry.status)) return
+    entry.status = status
+    const pod = this.withStatus(entry)
+    for (const listener of this.listeners) listener(pod)
+    this.options.statusSink?.(pod)
+  }
+
+  // ------------------------------------------------------------------------------------ PLEG
+
+  private scheduleRelist(): void {
+    if (this.stopped) return
+    this.relistTimer = setTimeout(() => {
+      void this.relist()
+        .catch((error) => this.options.logger.v(1, 'relist failed', {error: (error as Error).message}))
+        .finally(() => this.scheduleRelist())
+    }, this.options.relistPeriodMs ?? 1000)
+    this.relistTimer.unref()
+  }
+
+  /** Lists the runtime; wakes each pod whose sandboxes or containers changed; removes pods no source has. */
+  private async relist(): Promise<void> {
+    const [sandboxes, containers] = await Promise.all([this.options.cri.listPodSandbox(), this.options.cri.listContainers()])
+    const signatures = new Map<string, string>()
+    const add = (uid: string | undefined, part: string): void => {
+      if (!uid) return
+      signatures.set(uid, `${signatures.get(uid) ?? ''}|${part}`)
+    }
+    for (const sandbox of sandboxes) add(sandbox.labels?.[LABEL_POD_UID], `${sandbox.id}:${sandbox.state}`)
+    for (const container of containers) add(container.labels?.[LABEL_POD_UID], `${container.id}:${container.state}`)
+    for (const [uid, signature] of signatures) {
+      if (this.relistSignatures.get(uid) !== signature) this.wake(uid)
+    }
+    for (const uid of this.relistSignatures.keys()) if (!signatures.has(uid)) this.wake(uid)
+    this.relistSignatures = signatures
+    if (this.started && (this.options.sourcesReady?.() ?? true)) {
+      for (const sandbox of sandboxes) {
+        const uid = sandbox.labels?.[LABEL_POD_UID]
+        if (!uid || this.entries.has(uid)) continue
+        this.options.logger.info('removing a pod no source has', {pod: `${sandbox.metadata?.namespace}/${sandbox.metadata?.name}`})
+        for (const container of containers.filter((c) => c.podSandboxId === sandbox.id && c.state === 'CONTAINER_RUNNING')) {
+          await this.options.cri.stopContainer(container.id, 0).catch(() => undefined)
+        }
+        await this.options.cri.stopPodSandbox(sandbox.id).catch(() => undefined)
+        await this.options.cri.removePodSandbox(sandbox.id).catch(() => undefined)
+      }
+    }
+  }
+}
+
+function podKey(pod: AnyObject): string {
+  return `${pod.metadata?.namespace}/${pod.metadata?.name}`
+}
+
+function allContainers(pod: AnyObject): AnyObject[] {
+  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]
+}
+
+function criMessage(error: unknown): string {
+  return (error as Error).message.replace(/^\d+ [A-Z_]+: /, '')
+}
