@@ -121,10 +121,10 @@ export class Agent {
       mkdirSync(s.certDir, {recursive: true, mode: 0o700})
       await this.startRuntime()
       await this.connect()
-      await this.startPods()
       if (s.enableServer) await this.startServer()
       else this.port = s.port
-      if (this.client && s.registerNode) this.startNode()
+      if (this.client && s.registerNode) await this.startNode()
+      await this.startPods()
       this.notifier = startNotifier(this.env, this.logger)
       await this.notifier?.ready()
       this.logger.info('agent started', {node: s.nodeName, mode: this.standalone ? 'standalone' : 'cluster', runtime: this.cri!.endpoint})
@@ -214,6 +214,7 @@ export class Agent {
         client: () => this.client!,
         nodeName: s.nodeName,
         nodeUID: () => this.nodeStatus?.uid,
+        waitForNode: s.registerNode,
         sink: this.pods,
         logger: this.logger.child({component: 'api-pods'}),
       })
@@ -234,7 +235,7 @@ export class Agent {
     }
   }
 
-  private startNode(): void {
+  private async startNode(): Promise<void> {
     const s = this.settings
     this.nodeStatus = new NodeStatusManager({
       client: () => this.client!,
@@ -252,7 +253,7 @@ export class Agent {
       logger: this.logger.child({component: 'node-status'}),
       runtime: () => this.runtimeReport(),
     })
-    this.nodeStatus.start()
+    await this.nodeStatus.start()
     this.lease = new LeaseRenewer({
       client: () => this.client!,
       nodeName: s.nodeName,

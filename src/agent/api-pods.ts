@@ -24,6 +24,8 @@ export interface ApiPodsOptions {
   client: () => RestClient
   nodeName: string
   nodeUID: () => string | undefined
+  /** mirror pods are owned by the Node: wait until it is registered */
+  waitForNode?: boolean
   sink: PodSink
   logger: Logger
 }
@@ -107,6 +109,7 @@ export class ApiPods {
 
   private async syncMirrors(): Promise<void> {
     if (!this.informer?.hasSynced()) return
+    if (this.options.waitForNode && !this.options.nodeUID() && this.staticPods.length > 0) throw new Error('the Node is not registered yet')
     const client = this.options.client()
     const wanted = new Map(this.staticPods.map((pod) => [key(pod), pod]))
     for (const [podKey, mirror] of this.mirrors) {

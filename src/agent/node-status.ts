@@ -169,7 +169,8 @@ export class NodeStatusManager {
     return true
   }
 
-  start(): void {
+  /** Starts the status loop; resolves after the first attempt (registration and status), failed or not. */
+  start(): Promise<void> {
     const loop = async (): Promise<void> => {
       try {
         if (!this.node) await this.register()
@@ -182,17 +183,7 @@ export class NodeStatusManager {
       this.timer.unref()
     }
     this.running = loop()
-  }
-
-  /** Recompute now (e.g. the runtime's health changed). */
-  poke(): void {
-    if (this.stopped) return
-    if (this.timer) clearTimeout(this.timer)
-    void (this.running ?? Promise.resolve()).then(() => {
-      if (this.stopped) return
-      if (this.timer) clearTimeout(this.timer)
-      this.timer = setTimeout(() => this.start(), 0)
-    })
+    return this.running
   }
 
   async stop(): Promise<void> {

@@ -66,10 +66,24 @@ export async function runPods(options: PodsOptions): Promise<void> {
   const pass = (b: Buffer) => b
   try {
     if (options.watch) {
+      // as `kubectl get -w`: the current pods first, then each change (the stream opens first so
+      // that nothing between the list and the watch is lost)
       const stream = client.makeServerStreamRequest(`${SERVICE}/WatchPods`, () => Buffer.alloc(0), pass, Buffer.alloc(0), metadata)
-      if (options.output === 'table') printTable([], true)
+      const early: Buffer[] = []
+      let listed = false
+      const show = (bytes: Buffer): void => {
+        const pods = podsOf(bytes).filter((pod) => !options.uid || pod.metadata?.uid === options.uid)
+        if (pods.length > 0) print(pods, options, false)
+      }
+      stream.on('data', (bytes: Buffer) => (listed ? show(bytes) : early.push(bytes)))
+      const current = await new Promise<Buffer>((resolve, reject) =>
+        client.makeUnaryRequest(`${SERVICE}/ListPods`, pass, pass, Buffer.alloc(0), metadata, (error, value) => (error ? reject(error) : resolve(value!))),
+      )
+      const initial = podsOf(current).filter((pod) => !options.uid || pod.metadata?.uid === options.uid)
+      print(initial, options, true)
+      listed = true
+      for (const bytes of early.splice(0)) show(bytes)
       await new Promise<void>((resolve, reject) => {
-        stream.on('data', (bytes: Buffer) => print(podsOf(bytes), options, false))
         stream.on('error', reject)
         stream.on('end', resolve)
         process.once('SIGINT', () => {
