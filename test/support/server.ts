@@ -108,13 +108,15 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv
   /** the CA to trust for the serving certificate when it is not in admin.kubeconfig (--tls-cert-file) */
   ca?: string
+  /** listen on this port (default 0: any free one), e.g. to restart a server where its clients expect it */
+  port?: number
 }
 
 /** Starts `orch server --port 0` and resolves once it logs its URL (it is ready then). */
 export async function startOrchServer(args: string[] = [], options: StartOptions = {}): Promise<OrchServer> {
   const dataDir = options.dataDir ?? tempDir()
   const home = options.env?.HOME ?? tempDir('orch-home-')
-  const child = spawn(process.execPath, [orchBin, 'server', '--data-dir', dataDir, '--port', '0', ...args], {
+  const child = spawn(process.execPath, [orchBin, 'server', '--data-dir', dataDir, '--port', String(options.port ?? 0), ...args], {
     env: {...process.env, ...options.env, HOME: home},
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -1,0 +1,179 @@
+// `orch agent`: configuration (file, drop-ins, flags) → AgentSettings → a running Agent until SIGINT
+// or SIGTERM. Bad configuration is one line on stderr and exit 1.
+import {hostname} from 'node:os'
+import {join, resolve} from 'node:path'
+import {Agent, type AgentSettings} from '../agent/agent.js'
+import {applyFlagOverrides, loadAgentConfiguration, printAgentConfiguration, type AgentConfiguration} from '../agent/config/load.js'
+import type {AnyObject} from '../api/types.js'
+import {parseDuration} from '../machinery/duration.js'
+import {createLogger} from '../machinery/log.js'
+import {fail} from './fail.js'
+
+export interface AgentFlags {
+  config?: string
+  'config-dir'?: string
+  'print-config': boolean
+  kubeconfig?: string
+  'bootstrap-kubeconfig'?: string
+  'cert-dir'?: string
+  'root-dir': string
+  'lock-file': string
+  'hostname-override'?: string
+  runtime?: 'process' | 'cri'
+  'container-runtime-endpoint'?: string
+  'image-service-endpoint'?: string
+  'process-runtime-images'?: string
+  'pod-manifest-path'?: string
+  address?: string
+  port?: number
+  'feature-gates'?: string
+  'node-labels'?: string
+  'register-with-taints'?: string
+  'fail-swap-on'?: boolean
+  'max-pods'?: number
+  'node-status-update-frequency'?: string
+  'relist-period': string
+  v: number
+}
+
+/** `A=true,B=false` → {A: true, B: false}. */
+export function parseGates(text: string): Record<string, boolean> {
+  const gates: Record<string, boolean> = {}
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const match = /^([A-Za-z0-9]+)=(true|false)$/i.exec(part)
+    if (!match) throw new Error(`--feature-gates: "${part}" is not Name=true|false`)
+    gates[match[1]] = match[2].toLowerCase() === 'true'
+  }
+  return gates
+}
+
+/** `key=value,...` → map. */
+export function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {}
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const at = part.indexOf('=')
+    if (at <= 0) throw new Error(`--node-labels: "${part}" is not key=value`)
+    labels[part.slice(0, at)] = part.slice(at + 1)
+  }
+  return labels
+}
+
+/** `key=value:Effect,key:Effect` → taints. */
+export function parseTaints(text: string): AnyObject[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const match = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(part)
+      if (!match) throw new Error(`--register-with-taints: "${part}" is not key[=value]:NoSchedule|PreferNoSchedule|NoExecute`)
+      return match[2] === undefined ? {key: match[1], effect: match[3]} : {key: match[1], value: match[2], effect: match[3]}
+    })
+}
+
+/** What the flags set, in the configuration's own shape (flags win over files, as in Kubernetes). */
+function flagOverrides(flags: AgentFlags): AnyObject {
+  const overrides: AnyObject = {}
+  if (flags.address !== undefined) overrides.address = flags.address
+  if (flags.port !== undefined) overrides.port = flags.port
+  if (flags['container-runtime-endpoint'] !== undefined) overrides.containerRuntimeEndpoint = flags['container-runtime-endpoint']
+  if (flags['image-service-endpoint'] !== undefined) overrides.imageServiceEndpoint = flags['image-service-endpoint']
+  if (flags['pod-manifest-path'] !== undefined) overrides.staticPodPath = flags['pod-manifest-path']
+  if (flags['feature-gates'] !== undefined) overrides.featureGates = parseGates(flags['feature-gates'])
+  if (flags['node-labels'] !== undefined) overrides.nodeLabels = parseLabels(flags['node-labels'])
+  if (flags['register-with-taints'] !== undefined) overrides.registerWithTaints = parseTaints(flags['register-with-taints'])
+  if (flags['fail-swap-on'] !== undefined) overrides.failSwapOn = flags['fail-swap-on']
+  if (flags['max-pods'] !== undefined) overrides.maxPods = flags['max-pods']
+  if (flags['node-status-update-frequency'] !== undefined) overrides.nodeStatusUpdateFrequency = flags['node-status-update-frequency']
+  return overrides
+}
+
+/** A duration of the configuration: milliseconds, or Go-style text. */
+function ms(value: unknown): number {
+  if (typeof value === 'number') return value
+  return parseDuration(String(value))
+}
+
+export function settingsFrom(config: AgentConfiguration, flags: AgentFlags, version: string): AgentSettings {
+  const c = config as AnyObject
+  const rootDir = resolve(flags['root-dir'])
+  const nodeName = (flags['hostname-override'] ?? hostname()).toLowerCase()
+  const endpoint = flags.runtime === 'process' ? '' : String(c.containerRuntimeEndpoint ?? '')
+  if (flags.runtime === 'cri' && endpoint === '') throw new Error('--runtime=cri needs containerRuntimeEndpoint (or --container-runtime-endpoint)')
+  return {
+    nodeName,
+    hostnameAddress: nodeName,
+    rootDir,
+    certDir: resolve(flags['cert-dir'] ?? join(rootDir, 'pki')),
+    lockFile: flags['lock-file'] ? resolve(flags['lock-file']) : undefined,
+    kubeconfig: flags.kubeconfig ? resolve(flags.kubeconfig) : undefined,
+    bootstrapKubeconfig: flags['bootstrap-kubeconfig'] ? resolve(flags['bootstrap-kubeconfig']) : undefined,
+    address: c.address,
+    port: c.port,
+    enableServer: c.enableServer ?? true,
+    clientCAFile: c.authentication?.x509?.clientCAFile || undefined,
+    authorizationMode: c.authorization?.mode ?? 'Webhook',
+    cacheAuthorizedTTLMs: ms(c.authorization?.webhook?.cacheAuthorizedTTL ?? '5m'),
+    cacheUnauthorizedTTLMs: ms(c.authorization?.webhook?.cacheUnauthorizedTTL ?? '30s'),
+    authenticationCacheTTLMs: ms(c.authentication?.webhook?.cacheTTL ?? '2m'),
+    tlsCertFile: c.tlsCertFile || undefined,
+    tlsPrivateKeyFile: c.tlsPrivateKeyFile || undefined,
+    rotateCertificates: c.rotateCertificates ?? true,
+    serverTLSBootstrap: c.serverTLSBootstrap ?? true,
+    staticPodPath: c.staticPodPath || undefined,
+    fileCheckFrequencyMs: ms(c.fileCheckFrequency ?? '20s'),
+    containerRuntimeEndpoint: endpoint,
+    imageServiceEndpoint: String(c.imageServiceEndpoint ?? ''),
+    runtimeRequestTimeoutMs: ms(c.runtimeRequestTimeout ?? '2m'),
+    processRuntimeImages: flags['process-runtime-images'],
+    featureGates: c.featureGates ?? {},
+    nodeStatusUpdateFrequencyMs: ms(c.nodeStatusUpdateFrequency ?? '10s'),
+    nodeStatusReportFrequencyMs: ms(c.nodeStatusReportFrequency ?? '5m'),
+    nodeLeaseDurationSeconds: c.nodeLeaseDurationSeconds ?? 40,
+    maxPods: c.maxPods ?? 110,
+    nodeLabels: c.nodeLabels ?? {},
+    registerNode: c.registerNode ?? true,
+    registerWithTaints: c.registerWithTaints ?? [],
+    providerID: c.providerID || undefined,
+    failSwapOn: c.failSwapOn ?? true,
+    swapBehavior: c.memorySwap?.swapBehavior || 'NoSwap',
+    seccompDefault: c.seccompDefault ?? false,
+    clusterDNS: c.clusterDNS ?? [],
+    clusterDomain: c.clusterDomain ?? '',
+    relistPeriodMs: parseDuration(flags['relist-period']),
+    agentVersion: `v${version}`,
+  }
+}
+
+export async function runAgentCommand(flags: AgentFlags, version: string): Promise<void> {
+  let settings: AgentSettings
+  try {
+    const {config} = loadAgentConfiguration({configFile: flags.config, configDir: flags['config-dir']})
+    const merged = applyFlagOverrides(config, flagOverrides(flags))
+    if (flags['print-config']) {
+      process.stdout.write(printAgentConfiguration(merged))
+      return
+    }
+    settings = settingsFrom(merged, flags, version)
+  } catch (error) {
+    fail((error as Error).message)
+  }
+  const logger = createLogger({verbosity: flags.v})
+  const agent = new Agent(settings, logger)
+  try {
+    await agent.start()
+  } catch (error) {
+    fail(`agent cannot start: ${(error as Error).message}`)
+  }
+  await new Promise<void>((resolveStop) => {
+    let stopping = false
+    const stop = (signal: string): void => {
+      if (stopping) return
+      stopping = true
+      logger.info('stopping', {signal})
+      void agent.stop().finally(resolveStop)
+    }
+    process.once('SIGINT', () => stop('SIGINT'))
+    process.once('SIGTERM', () => stop('SIGTERM'))
+  })
+}

@@ -1,0 +1,135 @@
+// The agent configuration: --config, --config-dir drop-ins merged by the seed's table, flags over
+// files, --print-config, and one-line errors naming the file for bad input.
+import assert from 'node:assert/strict'
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {after, describe, it} from 'node:test'
+import * as yaml from 'js-yaml'
+import {AgentConfigError, applyFlagOverrides, goDuration, loadAgentConfiguration, parseAgentConfiguration, printAgentConfiguration} from '../../src/agent/config/load.js'
+import {runOrch} from '../support/server.js'
+
+const HEAD = 'apiVersion: agent.config.orch.io/v1beta1\nkind: AgentConfiguration\n'
+const root = mkdtempSync(join(tmpdir(), 'orch-agent-config-'))
+after(() => rmSync(root, {recursive: true, force: true}))
+let counter = 0
+
+/** A main file and drop-ins (name -> body without the header), in a fresh directory. */
+function setup(main: string, dropIns: Record<string, string> = {}): {configFile: string; configDir: string} {
+  const dir = join(root, `case-${counter++}`)
+  mkdirSync(join(dir, 'conf.d'), {recursive: true})
+  writeFileSync(join(dir, 'main.yaml'), HEAD + main)
+  for (const [name, body] of Object.entries(dropIns)) writeFileSync(join(dir, 'conf.d', name), HEAD + body)
+  return {configFile: join(dir, 'main.yaml'), configDir: join(dir, 'conf.d')}
+}
+
+describe('agent configuration directory merge', () => {
+  it('Scalar field, or scalar inside an embedded structure: overridden individually; unmentioned fields keep the main value', () => {
+    const {config} = loadAgentConfiguration(
+      setup('port: 10250\naddress: 10.0.0.1\nauthorization:\n  mode: Webhook\n  webhook:\n    cacheAuthorizedTTL: 1m\n    cacheUnauthorizedTTL: 20s\nnftables:\n  skipKernelVersionCheck: false\n', {
+        '10-a.conf': 'port: 10251\nauthorization:\n  webhook:\n    cacheUnauthorizedTTL: 45s\nnftables:\n  skipKernelVersionCheck: true\n',
+      }),
+    )
+    assert.equal(config.port, 10251)
+    assert.equal(config.address, '10.0.0.1')
+    assert.equal(config.authorization.mode, 'Webhook')
+    assert.equal(config.authorization.webhook.cacheAuthorizedTTL, '1m0s')
+    assert.equal(config.authorization.webhook.cacheUnauthorizedTTL, '45s')
+    assert.equal(config.nftables.skipKernelVersionCheck, true)
+  })
+
+  it('List (slice): the whole list is replaced by the overriding list', () => {
+    const {config} = loadAgentConfiguration(setup('clusterDNS: [10.0.0.10, 10.0.0.11]\n', {'10-dns.conf': 'clusterDNS: [10.0.0.99]\n'}))
+    assert.deepEqual(config.clusterDNS, ['10.0.0.99'])
+    const kept = loadAgentConfiguration(setup('clusterDNS: [10.0.0.10, 10.0.0.11]\n', {'10-other.conf': 'port: 1\n'})).config
+    assert.deepEqual(kept.clusterDNS, ['10.0.0.10', '10.0.0.11'])
+  })
+
+  it('Map with scalar values (for example `featureGates`): entries overridden or added per key; unmentioned keys kept', () => {
+    const {config} = loadAgentConfiguration(setup('featureGates:\n  A: true\n  B: false\n', {'10-gates.conf': 'featureGates:\n  B: true\n  C: true\n'}))
+    assert.deepEqual(config.featureGates, {A: true, B: true, C: true})
+  })
+
+  it('Map of string to list of strings (for example `staticPodURLHeader`): per key the whole list is replaced; keys not mentioned are kept', () => {
+    const {config} = loadAgentConfiguration(
+      setup('staticPodURLHeader:\n  X-A: ["a: 1", "a: 2"]\n  X-B: ["b: 1"]\n', {'10-h.conf': 'staticPodURLHeader:\n  X-A: ["a: 9"]\n'}),
+    )
+    assert.deepEqual(config.staticPodURLHeader, {'X-A': ['a: 9'], 'X-B': ['b: 1']})
+  })
+
+  it('drop-ins apply in lexical file-name order (the later wins); only *.conf files are read', () => {
+    const paths = setup('port: 1\n', {'20-b.conf': 'port: 20\n', '10-a.conf': 'port: 10\n', '30-c.yaml': 'port: 30\n'})
+    const {config, sources} = loadAgentConfiguration(paths)
+    assert.equal(config.port, 20)
+    assert.deepEqual(sources.map((s) => s.split('/').pop()), ['main.yaml', '10-a.conf', '20-b.conf'])
+  })
+
+  it('fields nobody sets take the defaults (Kubernetes values renamed)', () => {
+    const {config} = loadAgentConfiguration({})
+    assert.equal(config.port, 10250)
+    assert.equal(config.authorization.mode, 'Webhook')
+    assert.equal(config.authorization.webhook.cacheAuthorizedTTL, '5m0s')
+    assert.equal(config.authorization.webhook.cacheUnauthorizedTTL, '30s')
+    assert.equal(config.nodeStatusReportFrequency, '5m0s')
+    assert.equal(config.staticPodPath, '/etc/orch/manifests')
+    assert.equal(config.failSwapOn, true)
+    assert.equal(config.memorySwap.swapBehavior, 'NoSwap')
+    assert.equal(config.containerRuntimeEndpoint, '')
+  })
+
+  it('flags win over files', () => {
+    const {config} = loadAgentConfiguration(setup('port: 1\nfeatureGates: {A: true}\n', {'10.conf': 'port: 2\n'}))
+    const merged = applyFlagOverrides(config, {port: 3, featureGates: {B: true}})
+    assert.equal(merged.port, 3)
+    assert.deepEqual(merged.featureGates, {A: true, B: true})
+  })
+
+  it('durations print in Go form and the printed configuration loads back to the same', () => {
+    assert.deepEqual(['0s', '200ms', '30s', '5m0s', '1h0m0s', '1.5s', '1h30m0s'], [0, 200, 30_000, 300_000, 3_600_000, 1500, 5_400_000].map(goDuration))
+    const {config} = loadAgentConfiguration(setup('clusterDNS: [1.1.1.1]\nfeatureGates: {PodsAPI: true}\nregisterWithTaints:\n- {key: k, value: v, effect: NoSchedule}\n'))
+    const printed = printAgentConfiguration(config)
+    assert.match(printed, /^apiVersion: agent\.config\.orch\.io\/v1beta1\nkind: AgentConfiguration\n/)
+    assert.deepEqual(parseAgentConfiguration(printed, 'printed'), config)
+  })
+})
+
+describe('agent configuration: bad input', () => {
+  const cases: [string, string, RegExp][] = [
+    ['an unknown field, with its full path', 'authorization:\n  webhook:\n    cacheTTL: 1m\n', /main\.yaml: unknown field "authorization\.webhook\.cacheTTL"$/],
+    ['a wrong type', 'port: "10250"\n', /main\.yaml: port: must be an integer, not string "10250"$/],
+    ['a port out of range', 'port: 70000\n', /main\.yaml: port: must be at most 65535, not 70000$/],
+    ['a bad duration', 'nodeStatusUpdateFrequency: soon\n', /main\.yaml: nodeStatusUpdateFrequency: invalid duration "soon"/],
+    ['a bad enum value', 'authorization:\n  mode: Sometimes\n', /main\.yaml: authorization\.mode: must be one of Webhook, AlwaysAllow/],
+    ['a list where a scalar belongs', 'featureGates: [A]\n', /main\.yaml: featureGates: must be a map, not a list$/],
+  ]
+  for (const [what, body, message] of cases) {
+    it(`${what}: one line naming the file`, () => {
+      assert.throws(() => loadAgentConfiguration(setup(body)), (error: Error) => error instanceof AgentConfigError && message.test(error.message) && !error.message.includes('\n'))
+    })
+  }
+
+  it('a wrong apiVersion or kind, or malformed YAML, in a drop-in names that drop-in', () => {
+    const dir = setup('port: 1\n').configDir
+    writeFileSync(join(dir, '10-bad.conf'), 'apiVersion: v1\nkind: ConfigMap\n')
+    assert.throws(() => loadAgentConfiguration({configDir: dir}), /10-bad\.conf: apiVersion\/kind must be agent\.config\.orch\.io\/v1beta1\/AgentConfiguration, not v1\/ConfigMap/)
+    writeFileSync(join(dir, '10-bad.conf'), HEAD + 'port: [\n')
+    assert.throws(() => loadAgentConfiguration({configDir: dir}), (error: Error) => /10-bad\.conf: /.test(error.message) && !error.message.includes('\n'))
+    assert.throws(() => loadAgentConfiguration({configFile: join(root, 'missing.yaml')}), /missing\.yaml: does not exist/)
+  })
+})
+
+describe('orch agent --print-config', () => {
+  it('prints the merged result as YAML and exits; a bad file is one line and exit 1', async () => {
+    const paths = setup('port: 10250\nfeatureGates: {A: true}\n', {'10-a.conf': 'featureGates: {B: true}\nclusterDNS: [10.96.0.10]\n'})
+    const result = await runOrch(['agent', '--config', paths.configFile, '--config-dir', paths.configDir, '--print-config', '--port', '9999'])
+    assert.equal(result.code, 0, result.stderr)
+    const printed = yaml.load(result.stdout) as any
+    assert.equal(printed.kind, 'AgentConfiguration')
+    assert.equal(printed.port, 9999)
+    assert.deepEqual(printed.featureGates, {A: true, B: true})
+    assert.deepEqual(printed.clusterDNS, ['10.96.0.10'])
+    const bad = await runOrch(['agent', '--config', setup('bogus: 1\n').configFile, '--print-config'])
+    assert.equal(bad.code, 1)
+    assert.match(bad.stderr, /^error: agent configuration \S+main\.yaml: unknown field "bogus"\n$/)
+  })
+})

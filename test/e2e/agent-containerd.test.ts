@@ -1,0 +1,109 @@
+// Server + agent on real containerd (started by the test with its own config and a hand-built busybox
+// image): a pod assigned to the agent runs as a runc container and turns Running+Ready; a checkpoint
+// through the server's proxy is a 500 carrying containerd's UNIMPLEMENTED message; the agent's own
+// endpoint answers 401 without credentials and 404 for an unknown container; deletion stops it.
+import assert from 'node:assert/strict'
+import {request} from 'node:https'
+import {after, before, describe, it} from 'node:test'
+import {BOOTSTRAP_TOKEN, startAgent, type RunningAgent} from '../support/agent.js'
+import {containerdMissing, startContainerd, type RunningContainerd} from '../support/containerd.js'
+import {call, openWatch, type HttpResult} from '../support/http.js'
+import {runOrch, startOrchServer, type OrchServer} from '../support/server.js'
+
+const missing = containerdMissing()
+if (missing) console.log(`# skipping the agent on containerd: ${missing}`)
+
+function agentRequest(port: number, method: string, path: string, options: {cert?: string; key?: string} = {}): Promise<{status: number; body: string}> {
+  return new Promise((resolve, reject) => {
+    const req = request({host: '127.0.0.1', port, method, path, rejectUnauthorized: false, ...options}, (res) => {
+      let body = ''
+      res.on('data', (chunk) => (body += chunk))
+      res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000}, () => {
+  let containerd: RunningContainerd
+  let server: OrchServer
+  let agent: RunningAgent
+  let api: (method: string, path: string, body?: unknown) => Promise<HttpResult>
+
+  before(async () => {
+    containerd = await startContainerd()
+    server = await startOrchServer(['--bootstrap-token', BOOTSTRAP_TOKEN])
+    api = (method, path, body) => call(server.url, method, path, body)
+    agent = await startAgent({server, args: ['--container-runtime-endpoint', containerd.endpoint]})
+  })
+  after(async () => {
+    if (agent) {
+      await api('DELETE', '/api/v1/namespaces/default/pods/web?gracePeriodSeconds=0').catch(() => undefined)
+      await agent.cleanup()
+    }
+    await server?.cleanup()
+    await containerd?.stop()
+  })
+
+  async function waitForPod(name: string, check: (pod: any) => boolean, timeoutMs = 90_000): Promise<any> {
+    const list = (await api('GET', '/api/v1/namespaces/default/pods')).json
+    const found = list.items.find((p: any) => p.metadata.name === name)
+    if (found && check(found)) return found
+    if (!found && check(undefined)) return undefined
+    const stream = await openWatch(server.url, `/api/v1/namespaces/default/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}&fieldSelector=metadata.name%3D${name}`)
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`pod ${name} never matched:\n${agent.logs().slice(-3000)}\n${containerd.log().slice(-2000)}`)), timeoutMs)))
+    try {
+      for (let n = 1; ; n++) {
+        const event = (await Promise.race([stream.waitFor(n), expired]))[n - 1]
+        if (check(event.type === 'DELETED' ? undefined : event.object)) return event.object
+      }
+    } finally {
+      clearTimeout(timer)
+      stream.close()
+    }
+  }
+
+  it('the Node reports containerd as its runtime', async () => {
+    const node = (await api('GET', `/api/v1/nodes/${agent.nodeName}`)).json
+    assert.match(node.status?.nodeInfo?.containerRuntimeVersion ?? '', /^containerd:\/\//)
+  })
+
+  it('a pod assigned to the agent runs as a runc container and reaches Running+Ready', async () => {
+    const created = await api('POST', '/api/v1/namespaces/default/pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {name: 'web'},
+      spec: {
+        nodeName: agent.nodeName,
+        hostNetwork: true,
+        terminationGracePeriodSeconds: 2,
+        containers: [{name: 'app', image: containerd.image, imagePullPolicy: 'Never', command: ['sleep', '3600']}],
+      },
+    })
+    assert.equal(created.status, 201, created.text)
+    const pod = await waitForPod('web', (p) => p?.status?.phase === 'Running' && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'))
+    assert.match(pod.status.containerStatuses[0].containerID, /^containerd:\/\//)
+    assert.ok(pod.status.containerStatuses[0].state.running)
+  })
+
+  it('a checkpoint on containerd (CheckpointContainer UNIMPLEMENTED) is a 500 with the runtime message; unknown container 404; no credentials 401', async () => {
+    const result = await runOrch(['checkpoint', 'web', '-c', 'app'], {env: server.cliEnv, timeoutMs: 60_000})
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /^error: .*(unimplemented|not implemented)/i)
+    const anonymous = await agentRequest(agent.port, 'POST', '/checkpoint/default/web/app')
+    assert.equal(anonymous.status, 401, anonymous.body)
+    const admin = {cert: server.cert, key: server.key}
+    const unknown = await agentRequest(agent.port, 'POST', '/checkpoint/default/web/nope', admin)
+    assert.equal(unknown.status, 404, unknown.body)
+    const failed = await agentRequest(agent.port, 'POST', '/checkpoint/default/web/app', admin)
+    assert.equal(failed.status, 500, failed.body)
+    assert.match(JSON.parse(failed.body).message, /unimplemented|not implemented/i)
+  })
+
+  it('deleting the pod stops the container and the pod goes from the API', async () => {
+    assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/web')).status, 200)
+    await waitForPod('web', (p) => p === undefined, 60_000)
+  })
+})
