@@ -104,6 +104,8 @@ export class Agent {
     readonly settings: AgentSettings,
     private readonly logger: Logger,
     private readonly env: NodeJS.ProcessEnv = process.env,
+    /** readings of the host (replaceable to test what the agent does with them) */
+    private readonly host: {swapEnabled: () => boolean} = {swapEnabled},
   ) {}
 
   get standalone(): boolean {
@@ -114,7 +116,7 @@ export class Agent {
     const s = this.settings
     if (s.lockFile) this.lock = acquireLock(s.lockFile)
     try {
-      if (s.failSwapOn && swapEnabled()) {
+      if (s.failSwapOn && this.host.swapEnabled()) {
         throw new Error('running with swap on is not supported: turn swap off, or set failSwapOn: false (and memorySwap.swapBehavior) in the agent configuration')
       }
       for (const dir of ROOT_DIRS) mkdirSync(join(s.rootDir, dir), {recursive: true, mode: 0o700})

@@ -35,7 +35,7 @@ describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000},
     containerd = await startContainerd()
     server = await startOrchServer(['--bootstrap-token', BOOTSTRAP_TOKEN])
     api = (method, path, body) => call(server.url, method, path, body)
-    agent = await startAgent({server, args: ['--container-runtime-endpoint', containerd.endpoint]})
+    agent = await startAgent({server, args: ['--container-runtime-endpoint', containerd.endpoint, '--node-status-update-frequency', '1s']})
   })
   after(async () => {
     if (agent) {
@@ -105,5 +105,23 @@ describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000},
   it('deleting the pod stops the container and the pod goes from the API', async () => {
     assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/web')).status, 200)
     await waitForPod('web', (p) => p === undefined, 60_000)
+  })
+
+  it('a crashed runtime is reported in the Ready condition, not by exiting', async () => {
+    await containerd.stop()
+    const list = (await api('GET', '/api/v1/nodes')).json
+    const ready = (node: any) => node?.status?.conditions?.find((c: any) => c.type === 'Ready')
+    let node = list.items.find((n: any) => n.metadata.name === agent.nodeName)
+    if (ready(node)?.status !== 'False') {
+      const stream = await openWatch(server.url, `/api/v1/nodes?watch=1&resourceVersion=${list.metadata.resourceVersion}&fieldSelector=metadata.name%3D${agent.nodeName}`)
+      try {
+        for (let n = 1; ready(node)?.status !== 'False'; n++) node = (await stream.waitFor(n))[n - 1].object
+      } finally {
+        stream.close()
+      }
+    }
+    assert.equal(ready(node).reason, 'AgentNotReady')
+    assert.match(ready(node).message, /container runtime is down/)
+    assert.equal(agent.child.exitCode, null, 'the agent is still running')
   })
 })

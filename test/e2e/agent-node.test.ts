@@ -32,7 +32,9 @@ describe('orch agent joined to orch server (process runtime)', TIMEOUT, () => {
     const manifests = join(configDir, 'manifests')
     mkdirSync(manifests)
     writeFileSync(join(manifests, 'static.yaml'), JSON.stringify({apiVersion: 'v1', kind: 'Pod', metadata: {name: 'static'}, spec: {containers: [{name: 'app', image: 'busybox', command: ['sleep', '600']}]}}))
-    agent = await startAgent({server, args: ['--config', config, '--pod-manifest-path', manifests]})
+    const images = join(configDir, 'images')
+    writeFileSync(images, '# the process runtime refuses these references\n!*/no-such-image*\n')
+    agent = await startAgent({server, args: ['--config', config, '--pod-manifest-path', manifests, '--process-runtime-images', images]})
   })
   after(async () => {
     await agent?.cleanup()
@@ -203,6 +205,21 @@ describe('orch agent joined to orch server (process runtime)', TIMEOUT, () => {
     await api('DELETE', `/api/v1/namespaces/default/pods/${name}?gracePeriodSeconds=0`)
     const again = await waitFor('/api/v1/namespaces/default/pods', name, (p) => p !== undefined && p.metadata.uid !== before, 'mirror pod recreated')
     assert.ok(again.metadata.annotations['orch.io/config.mirror'])
+  })
+
+  it('a pod with an image the runtime lacks reports ErrImagePull/ImagePullBackOff; a missing Localhost seccomp profile ends in CreateContainerError', async () => {
+    const create = (name: string, container: object) =>
+      api('POST', '/api/v1/namespaces/default/pods', {apiVersion: 'v1', kind: 'Pod', metadata: {name}, spec: {nodeName: agent.nodeName, terminationGracePeriodSeconds: 1, containers: [{name: 'app', command: ['sleep', '600'], ...container}]}})
+    await create('no-image', {image: 'example.com/no-such-image:1'})
+    await create('no-profile', {image: 'busybox', securityContext: {seccompProfile: {type: 'Localhost', localhostProfile: 'profiles/absent.json'}}})
+    const reason = (p: any) => p?.status?.containerStatuses?.[0]?.state?.waiting?.reason
+    const pulled = await waitFor('/api/v1/namespaces/default/pods', 'no-image', (p) => ['ErrImagePull', 'ImagePullBackOff'].includes(reason(p)), 'image pull failure')
+    assert.match(pulled.status.containerStatuses[0].state.waiting.message, /no-such-image/)
+    assert.equal(pulled.status.phase, 'Pending')
+    const refused = await waitFor('/api/v1/namespaces/default/pods', 'no-profile', (p) => reason(p) === 'CreateContainerError', 'CreateContainerError')
+    assert.match(refused.status.containerStatuses[0].state.waiting.message, /absent\.json/)
+    await api('DELETE', '/api/v1/namespaces/default/pods/no-image')
+    await api('DELETE', '/api/v1/namespaces/default/pods/no-profile')
   })
 
   it('a StatefulSet of 3 on the agent comes up in order', async () => {

@@ -3,12 +3,18 @@
 // certificate, and refuses a second agent on the same lock file.
 import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
-import {readdirSync, readFileSync, writeFileSync, mkdirSync} from 'node:fs'
+import {mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {request} from 'node:https'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
+import {createRequire} from 'node:module'
 import {startAgent, type RunningAgent} from '../support/agent.js'
 import {orchBin, runOrch, tempDir} from '../support/server.js'
+
+const require = createRequire(import.meta.url)
+const unixDgram = require('unix-dgram') as {
+  createSocket(type: 'unix_dgram', listener: (message: Buffer) => void): {bind(path: string): void; close(): void}
+}
 
 function processesWith(text: string): number[] {
   const pids: number[] = []
@@ -26,6 +32,10 @@ function processesWith(text: string): number[] {
 describe('orch agent standalone (no server)', {timeout: 90_000}, () => {
   let agent: RunningAgent
   let manifests: string
+  let notifyPath = ''
+  let notifySocket: {bind(path: string): void; close(): void} | undefined
+  const notifications: string[] = []
+  const notifyWaiters = new Set<() => void>()
 
   before(async () => {
     manifests = tempDir('orch-manifests-')
@@ -35,9 +45,23 @@ describe('orch agent standalone (no server)', {timeout: 90_000}, () => {
       ['apiVersion: v1', 'kind: Pod', 'metadata:', '  name: static-web', 'spec:', '  containers:', '  - name: app', '    image: busybox', '    command: [sleep, "7071"]', ''].join('\n'),
     )
     writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: [\n')
-    agent = await startAgent({args: ['--pod-manifest-path', manifests, '--feature-gates', 'PodsAPI=true']})
+    notifySocket = unixDgram.createSocket('unix_dgram', (message: Buffer) => {
+      notifications.push(message.toString())
+      for (const wake of notifyWaiters) wake()
+    })
+    notifyPath = join(tempDir('orch-notify-'), 'notify.sock')
+    notifySocket.bind(notifyPath)
+    agent = await startAgent({
+      args: ['--pod-manifest-path', manifests, '--feature-gates', 'PodsAPI=true'],
+      env: {NOTIFY_SOCKET: notifyPath, WATCHDOG_USEC: '1000000'},
+    })
   })
-  after(async () => agent?.cleanup())
+  after(async () => {
+    await agent?.cleanup()
+    notifySocket?.close()
+    if (notifyPath) rmSync(join(notifyPath, '..'), {recursive: true, force: true})
+    rmSync(manifests, {recursive: true, force: true})
+  })
 
   it('a static pod from staticPodPath runs in standalone mode with no server at all', async () => {
     const socket = join(agent.rootDir, 'pods', 'agent.sock')
@@ -79,6 +103,19 @@ describe('orch agent standalone (no server)', {timeout: 90_000}, () => {
       req.end()
     })
     assert.equal(body, '200 ok')
+  })
+
+  it('with NOTIFY_SOCKET and WATCHDOG_USEC set, the agent sends READY=1 and WATCHDOG=1 every WatchdogSec / 2 (datagrams on our own socket)', async () => {
+    await new Promise<void>((resolve) => {
+      const look = (): void => {
+        if (notifications.includes('READY=1') && notifications.filter((m) => m === 'WATCHDOG=1').length >= 3) {
+          notifyWaiters.delete(look)
+          resolve()
+        }
+      }
+      notifyWaiters.add(look)
+      look()
+    })
   })
 
   it('--lock-file: a second agent on the same lock refuses to start', async () => {
