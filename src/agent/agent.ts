@@ -72,6 +72,14 @@ export interface AgentSettings {
   agentVersion: string
 }
 
+const RUNTIME_HEALTH_TIMEOUT_MS = 5000
+
+function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
+}
+
 /** Feature gates of the agent, with their defaults (alpha off, beta on). */
 export const AGENT_FEATURE_GATES: Record<string, boolean> = {ContainerCheckpoint: true, PodsAPI: false}
 
@@ -271,8 +279,8 @@ export class Agent {
   /** The runtime's version, health and handlers, for the Node's status. */
   async runtimeReport(): Promise<RuntimeReport> {
     const cri = this.cri!
-    const version = await cri.version()
-    const status = await cri.status()
+    // a runtime that stopped answering must show in Ready soon, not after the CRI call timeout
+    const [version, status] = await withDeadline(Promise.all([cri.version(), cri.status()]), RUNTIME_HEALTH_TIMEOUT_MS, 'the runtime did not answer within 5 s')
     const notReady = (status.status?.conditions ?? []).filter((c) => c.type === 'RuntimeReady' && !c.status)
     return {
       version: `${version.runtimeName}://${version.runtimeVersion}`,

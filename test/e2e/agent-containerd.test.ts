@@ -3,12 +3,14 @@
 // through the server's proxy is a 500 carrying containerd's UNIMPLEMENTED message; the agent's own
 // endpoint answers 401 without credentials and 404 for an unknown container; deletion stops it.
 import assert from 'node:assert/strict'
+import {writeFileSync} from 'node:fs'
 import {request} from 'node:https'
+import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {BOOTSTRAP_TOKEN, startAgent, type RunningAgent} from '../support/agent.js'
 import {containerdMissing, startContainerd, type RunningContainerd} from '../support/containerd.js'
 import {call, openWatch, type HttpResult} from '../support/http.js'
-import {runOrch, startOrchServer, type OrchServer} from '../support/server.js'
+import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
 
 const missing = containerdMissing()
 if (missing) console.log(`# skipping the agent on containerd: ${missing}`)
@@ -35,7 +37,11 @@ describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000},
     containerd = await startContainerd()
     server = await startOrchServer(['--bootstrap-token', BOOTSTRAP_TOKEN])
     api = (method, path, body) => call(server.url, method, path, body)
-    agent = await startAgent({server, args: ['--container-runtime-endpoint', containerd.endpoint, '--node-status-update-frequency', '1s']})
+    // the endpoint goes in a configuration file, not on the command line: the containerd harness
+    // kills whatever names its socket in its argv (the shims) when containerd stops
+    const config = join(tempDir('orch-agent-containerd-'), 'agent.yaml')
+    writeFileSync(config, `apiVersion: agent.config.orch.io/v1beta1\nkind: AgentConfiguration\ncontainerRuntimeEndpoint: ${containerd.endpoint}\nnodeStatusUpdateFrequency: 1s\n`)
+    agent = await startAgent({server, args: ['--config', config]})
   })
   after(async () => {
     if (agent) {
@@ -114,9 +120,12 @@ describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000},
     let node = list.items.find((n: any) => n.metadata.name === agent.nodeName)
     if (ready(node)?.status !== 'False') {
       const stream = await openWatch(server.url, `/api/v1/nodes?watch=1&resourceVersion=${list.metadata.resourceVersion}&fieldSelector=metadata.name%3D${agent.nodeName}`)
+      let timer: NodeJS.Timeout | undefined
+      const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Ready never turned False:\n${agent.logs().slice(-4000)}`)), 60_000)))
       try {
-        for (let n = 1; ready(node)?.status !== 'False'; n++) node = (await stream.waitFor(n))[n - 1].object
+        for (let n = 1; ready(node)?.status !== 'False'; n++) node = (await Promise.race([stream.waitFor(n), expired]))[n - 1].object
       } finally {
+        clearTimeout(timer)
         stream.close()
       }
     }
