@@ -6,6 +6,7 @@ import {CSRApprovingController} from '../controllers/csrapproving.js'
 import {CSRSigningController} from '../controllers/csrsigning.js'
 import {NamespaceController} from '../controllers/namespace.js'
 import {NodeLifecycleController} from '../controllers/nodelifecycle.js'
+import {PodGCController} from '../controllers/podgc.js'
 import {Scheduler} from '../controllers/scheduler/scheduler.js'
 import {ServiceCIDRController} from '../controllers/servicecidr.js'
 import {StatefulSetController} from '../controllers/statefulset.js'
@@ -19,6 +20,7 @@ export const CONTROLLER_NAMES = [
   'csrsigning',
   'namespace',
   'nodelifecycle',
+  'podgc',
   'scheduler',
   'servicecidr',
   'statefulset',
@@ -90,6 +92,11 @@ export async function startControllers(
     const controller = new NodeLifecycleController(client, logger.child({controller: 'nodelifecycle'}), {
       gracePeriodMs: settings.nodeMonitorGracePeriodMs,
     })
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('podgc')) {
+    const controller = new PodGCController(client, logger.child({controller: 'podgc'}))
     await controller.start()
     started.push(controller)
   }
