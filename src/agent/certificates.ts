@@ -13,7 +13,7 @@ import {chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSyn
 import {dirname, join, resolve} from 'node:path'
 import * as yaml from 'js-yaml'
 import type {AnyObject} from '../api/types.js'
-import {RestClient, configFromKubeconfig, loadKubeconfig, watchEvents, type ClientConfig} from '../client/index.js'
+import {RestClient, configFromKubeconfig, kubeconfigDocument, loadKubeconfig, watchEvents, type ClientConfig} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 import {createCA, createCSR, createSignedCert, decodePEM, encodePEM, parseCertificate} from '../machinery/pki.js'
 
@@ -115,16 +115,16 @@ export async function requestCertificate(options: RequestCertificateOptions): Pr
 
 /** A kubeconfig (YAML) for the agent: server + CA of the cluster, client certificate and key from one file. */
 export function agentKubeconfig(server: string, caPem: string | undefined, pairPath: string): string {
-  const cluster: AnyObject = {server}
-  if (caPem) cluster['certificate-authority-data'] = Buffer.from(caPem).toString('base64')
-  return yaml.dump({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{name: 'default-cluster', cluster}],
-    users: [{name: 'default-auth', user: {'client-certificate': pairPath, 'client-key': pairPath}}],
-    contexts: [{name: 'default-context', context: {cluster: 'default-cluster', user: 'default-auth', namespace: 'default'}}],
-    'current-context': 'default-context',
-  })
+  return yaml.dump(
+    kubeconfigDocument({
+      server,
+      caPem,
+      credentials: {'client-certificate': pairPath, 'client-key': pairPath},
+      cluster: 'default-cluster',
+      user: 'default-auth',
+      context: 'default-context',
+    }),
+  )
 }
 
 export function clientConfigFrom(path: string): ClientConfig {

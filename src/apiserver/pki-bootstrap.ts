@@ -17,6 +17,7 @@ import {chmod, mkdir, readFile, rename, rm, stat, writeFile} from 'node:fs/promi
 import {isIP} from 'node:net'
 import {dirname, join} from 'node:path'
 import * as yaml from 'js-yaml'
+import {kubeconfigDocument as clientKubeconfigDocument} from '../client/index.js'
 import {
   canonicalIP,
   createCA,
@@ -282,17 +283,14 @@ export interface KubeconfigParams {
 /** The kubeconfig document (kubectl's format, credentials inline as *-data). */
 export function kubeconfigDocument(params: KubeconfigParams): Record<string, unknown> {
   const b64 = (pem: string) => Buffer.from(pem, 'utf8').toString('base64')
-  const cluster: Record<string, string> = {server: params.server}
-  if (params.caPem !== undefined) cluster['certificate-authority-data'] = b64(params.caPem)
-  return {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{name: params.cluster, cluster}],
-    users: [{name: params.user, user: {'client-certificate-data': b64(params.certPem), 'client-key-data': b64(params.keyPem)}}],
-    contexts: [{name: params.context, context: {cluster: params.cluster, user: params.user}}],
-    'current-context': params.context,
-    preferences: {},
-  }
+  return clientKubeconfigDocument({
+    server: params.server,
+    caPem: params.caPem,
+    credentials: {'client-certificate-data': b64(params.certPem), 'client-key-data': b64(params.keyPem)},
+    cluster: params.cluster,
+    user: params.user,
+    context: params.context,
+  })
 }
 
 /** Writes a kubeconfig file, mode 0600, creating its directory (0700) if needed. */

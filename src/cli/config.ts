@@ -1,23 +1,16 @@
 // `orch config bootstrap-kubeconfig --token ID.SECRET`: a kubeconfig for joining an agent — the server
 // and CA of the current kubeconfig (or --server), and the bootstrap token as the user's credential.
 import * as yaml from 'js-yaml'
-import {resolveClientConfig} from '../client/index.js'
+import {kubeconfigDocument, resolveClientConfig} from '../client/index.js'
 import type {ConnectOptions} from './connect.js'
 import {fail} from './fail.js'
 
 const BOOTSTRAP_TOKEN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/
 
 export function bootstrapKubeconfig(server: string, ca: Buffer | undefined, token: string): string {
-  const cluster: Record<string, string> = {server}
-  if (ca) cluster['certificate-authority-data'] = ca.toString('base64')
-  return yaml.dump({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{name: 'orch', cluster}],
-    users: [{name: 'agent-bootstrap', user: {token}}],
-    contexts: [{name: 'agent-bootstrap', context: {cluster: 'orch', user: 'agent-bootstrap'}}],
-    'current-context': 'agent-bootstrap',
-  })
+  return yaml.dump(
+    kubeconfigDocument({server, caPem: ca?.toString('utf8'), credentials: {token}, cluster: 'orch', user: 'agent-bootstrap', context: 'agent-bootstrap'}),
+  )
 }
 
 export function runBootstrapKubeconfig(options: ConnectOptions & {token: string}): void {

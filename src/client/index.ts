@@ -2,12 +2,14 @@
 export {
   configFromKubeconfig,
   defaultKubeconfigPath,
+  kubeconfigDocument,
   loadKubeconfig,
   resolveClientConfig,
   type ClientConfig,
   type Kubeconfig,
   type KubeconfigCluster,
   type KubeconfigContext,
+  type KubeconfigDocumentParams,
   type KubeconfigUser,
   type ResolveOptions,
 } from './kubeconfig.js'

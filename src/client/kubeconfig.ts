@@ -69,6 +69,33 @@ export interface Kubeconfig {
   contexts: Map<string, KubeconfigContext>
 }
 
+/** What kubeconfigDocument needs: one cluster, one user (credentials as kubeconfig spells them), one context. */
+export interface KubeconfigDocumentParams {
+  /** e.g. https://127.0.0.1:6443 */
+  server: string
+  /** the CA the serving certificate verifies against; omitted: the client uses its system roots */
+  caPem?: string
+  credentials: KubeconfigUser
+  cluster: string
+  user: string
+  context: string
+}
+
+/** A kubeconfig document (kubectl's format) with one cluster, user and context, the context current. */
+export function kubeconfigDocument(params: KubeconfigDocumentParams): Record<string, unknown> {
+  const cluster: KubeconfigCluster = {server: params.server}
+  if (params.caPem !== undefined) cluster['certificate-authority-data'] = Buffer.from(params.caPem, 'utf8').toString('base64')
+  return {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{name: params.cluster, cluster}],
+    users: [{name: params.user, user: params.credentials}],
+    contexts: [{name: params.context, context: {cluster: params.cluster, user: params.user}}],
+    'current-context': params.context,
+    preferences: {},
+  }
+}
+
 /** The kubeconfig a command reads when none is named: ~/.orch/config. */
 export function defaultKubeconfigPath(home: string = homedir()): string {
   return join(home, '.orch', 'config')

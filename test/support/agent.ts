@@ -3,7 +3,7 @@
 import {spawn, type ChildProcess} from 'node:child_process'
 import {mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import * as yaml from 'js-yaml'
+import {bootstrapKubeconfig} from '../../src/cli/config.js'
 import {orchBin, tempDir, type OrchServer} from './server.js'
 
 /** The bootstrap token test servers are started with (`--bootstrap-token`). */
@@ -28,19 +28,9 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL')
 })
 
-/** A kubeconfig holding the bootstrap token and the server's CA. */
+/** A kubeconfig holding the bootstrap token and the server's CA (what `orch config bootstrap-kubeconfig` prints). */
 export function writeBootstrapKubeconfig(server: OrchServer, path: string, token = BOOTSTRAP_TOKEN): void {
-  writeFileSync(
-    path,
-    yaml.dump({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{name: 'c', cluster: {server: server.url, 'certificate-authority-data': Buffer.from(server.ca).toString('base64')}}],
-      users: [{name: 'bootstrap', user: {token}}],
-      contexts: [{name: 'c', context: {cluster: 'c', user: 'bootstrap'}}],
-      'current-context': 'c',
-    }),
-  )
+  writeFileSync(path, bootstrapKubeconfig(server.url, Buffer.from(server.ca), token))
 }
 
 export interface AgentStartOptions {
