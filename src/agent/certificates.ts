@@ -12,14 +12,13 @@ import {randomBytes} from 'node:crypto'
 import {chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import * as yaml from 'js-yaml'
+import {SIGNER_AGENT_CLIENT} from '../api/certificates/certificatesigningrequest.js'
 import type {AnyObject} from '../api/types.js'
 import {RestClient, configFromKubeconfig, kubeconfigDocument, loadKubeconfig, watchEvents, type ClientConfig} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 import {createCA, createCSR, createSignedCert, decodePEM, encodePEM, parseCertificate} from '../machinery/pki.js'
 
 export const CSRS = {group: 'certificates.orch.io', version: 'v1', resource: 'certificatesigningrequests'}
-export const SIGNER_AGENT_CLIENT = 'orch.io/apiserver-client-agent'
-export const SIGNER_AGENT_SERVING = 'orch.io/agent-serving'
 
 /** Writes a file 0600 atomically (temp file + rename). */
 export function writePrivate(path: string, content: string): void {

@@ -2,21 +2,18 @@
 // as the kubelet's node lease controller keeps it: renewed every renewInterval (default 10 s),
 // created when missing (owned by the Node so it goes with it); on failure retried with exponential
 // backoff from 200 ms up to 7 s, then the normal interval resumes.
+import {NODE_LEASE_NAMESPACE} from '../api/coordination/lease.js'
 import type {AnyObject} from '../api/types.js'
 import {isApiStatusError, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
+import {formatMicroTime} from '../machinery/managed-fields.js'
 
-export const NODE_LEASE_NAMESPACE = 'orch-node-lease'
 export const DEFAULT_LEASE_RENEW_MS = 10_000
 export const LEASE_BACKOFF_INITIAL_MS = 200
 export const LEASE_BACKOFF_MAX_MS = 7_000
 
 const LEASES = {group: 'coordination.orch.io', version: 'v1', resource: 'leases', namespace: NODE_LEASE_NAMESPACE}
 
-/** MicroTime as the API writes it: RFC 3339 with microseconds. */
-export function microTime(date: Date): string {
-  return date.toISOString().replace(/Z$/, '000Z')
-}
 
 export interface LeaseRenewerOptions {
   client: () => RestClient
@@ -89,7 +86,7 @@ export class LeaseRenewer {
         ...(base?.spec ?? {}),
         holderIdentity: this.options.nodeName,
         leaseDurationSeconds: this.options.leaseDurationSeconds,
-        renewTime: microTime(new Date()),
+        renewTime: formatMicroTime(new Date()),
       },
     }
   }

@@ -7,6 +7,7 @@
 import type {AnyObject} from '../api/types.js'
 import {isApiStatusError, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
+import {formatTime} from '../machinery/managed-fields.js'
 import {hostCapacity, hostIdentity, hostPressure, internalIP, type HostPressure} from './host.js'
 
 export const NODES = {group: '', version: 'v1', resource: 'nodes'}
@@ -37,10 +38,6 @@ export interface NodeStatusOptions {
   /** extra reasons the node is not ready (e.g. swap refused) */
   pressure?: (rootDir: string) => HostPressure
   now?: () => Date
-}
-
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
 
 /** Status without heartbeat times: what "changed" compares. */
@@ -95,7 +92,7 @@ export class NodeStatusManager {
 
   /** Computes the status the node should show now; conditions keep their transition times when unchanged. */
   async computeStatus(): Promise<AnyObject> {
-    const now = rfc3339(this.now())
+    const now = formatTime(this.now())
     const identity = hostIdentity()
     const capacity = hostCapacity(this.options.rootDir)
     const pressure = (this.options.pressure ?? hostPressure)(this.options.rootDir)

@@ -7,6 +7,7 @@ import {randomUUID} from 'node:crypto'
 import {createWriteStream, openSync, type WriteStream} from 'node:fs'
 import type {IncomingMessage} from 'node:http'
 import type {UserInfo} from '../api/types.js'
+import {formatMicroTime} from '../machinery/managed-fields.js'
 import type {RequestInfo} from './requestinfo.js'
 
 export interface AuditRecord {
@@ -21,10 +22,6 @@ export interface AuditRecord {
   annotations: Record<string, string>
   received: Date
   finished: Date
-}
-
-function microTime(date: Date): string {
-  return date.toISOString().replace(/Z$/, '000Z')
 }
 
 /** The audit Event of one request (exported for tests). */
@@ -53,8 +50,8 @@ export function auditEvent(record: AuditRecord): Record<string, unknown> {
     event.objectRef = ref
   }
   event.responseStatus = record.message && record.code >= 400 ? {metadata: {}, code: record.code, status: 'Failure', message: record.message} : {metadata: {}, code: record.code}
-  event.requestReceivedTimestamp = microTime(record.received)
-  event.stageTimestamp = microTime(record.finished)
+  event.requestReceivedTimestamp = formatMicroTime(record.received)
+  event.stageTimestamp = formatMicroTime(record.finished)
   if (Object.keys(record.annotations).length > 0) event.annotations = record.annotations
   return event
 }

@@ -1,11 +1,10 @@
 // What each well-known signer permits, as Kubernetes' certificate signer and approver check it
 // (pkg/controller/certificates): subjects, subject alternative names and key usages.
+import {SIGNER_AGENT_CLIENT, SIGNER_AGENT_SERVING, SIGNER_APISERVER_CLIENT} from '../api/certificates/certificatesigningrequest.js'
 import type {AnyObject} from '../api/types.js'
 import {parseCSR, type ParsedCSR} from '../machinery/pki.js'
 
-export const SIGNER_APISERVER_CLIENT = 'orch.io/apiserver-client'
-export const SIGNER_AGENT_CLIENT = 'orch.io/apiserver-client-agent'
-export const SIGNER_AGENT_SERVING = 'orch.io/agent-serving'
+export {SIGNER_AGENT_CLIENT, SIGNER_AGENT_SERVING, SIGNER_APISERVER_CLIENT}
 export const WELL_KNOWN_SIGNERS = [SIGNER_APISERVER_CLIENT, SIGNER_AGENT_CLIENT, SIGNER_AGENT_SERVING] as const
 
 export const NODES_GROUP = 'system:nodes'

@@ -2,13 +2,14 @@
 // turns Ready=Unknown and is tainted unreachable; Ready=False past the grace period is tainted
 // not-ready; a healthy node loses both taints. Pods on a NoExecute-tainted node that do not
 // tolerate the taint are evicted (deleted) after their tolerationSeconds.
+import {NODE_LEASE_NAMESPACE} from '../api/coordination/lease.js'
 import type {AnyObject} from '../api/types.js'
 import {ApiStatusError, Informer, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 
 export const UNREACHABLE_TAINT = 'node.orch.io/unreachable'
 export const NOT_READY_TAINT = 'node.orch.io/not-ready'
-export const NODE_LEASE_NAMESPACE = 'orch-node-lease'
+export {NODE_LEASE_NAMESPACE}
 const PRESSURE_CONDITIONS = ['MemoryPressure', 'DiskPressure', 'PIDPressure']
 
 export interface NodeLifecycleOptions {

@@ -51,6 +51,11 @@ export function formatTime(date: Date): string {
   return date.toISOString().replace(/\.\d+Z$/, 'Z')
 }
 
+/** metav1.MicroTime: RFC 3339 in UTC with microseconds (a JavaScript Date holds milliseconds). */
+export function formatMicroTime(date: Date): string {
+  return date.toISOString().replace(/Z$/, '000Z')
+}
+
 /** BuildManagerIdentifier: appliers are identified without their apiVersion. */
 export function managerIdentifier(info: ManagerInfo): string {
   const id: Record<string, string> = {manager: info.manager, operation: info.operation}

@@ -2,6 +2,7 @@
 // conditions (PodScheduled, Initialized, ContainersReady, Ready — transition times kept while the
 // status stays), container statuses (state, lastState, restartCount, ready, started), IPs, startTime.
 import type {AnyObject} from '../../api/types.js'
+import {formatTime} from '../../machinery/managed-fields.js'
 import type {Container, ContainerStatus} from '../cri/types.js'
 
 /** One instance of a container as the runtime has it, with its detailed status when fetched. */
@@ -34,7 +35,7 @@ export function rfc3339(nanoseconds: string | number | bigint | undefined): stri
   if (nanoseconds === undefined) return undefined
   const ns = BigInt(nanoseconds)
   if (ns <= 0n) return undefined
-  return new Date(Number(ns / 1_000_000n)).toISOString().replace(/\.\d{3}Z$/, 'Z')
+  return formatTime(new Date(Number(ns / 1_000_000n)))
 }
 
 function terminatedState(instance: ContainerInstance, runtimeName: string): AnyObject {
@@ -125,7 +126,7 @@ function condition(previous: AnyObject[] | undefined, type: string, status: bool
 }
 
 export function computePodStatus(pod: AnyObject, view: PodView, previous: AnyObject | undefined, startTime: string, hostIP: string, now: Date): AnyObject {
-  const nowText = now.toISOString().replace(/\.\d{3}Z$/, 'Z')
+  const nowText = formatTime(now)
   const initContainers: AnyObject[] = pod.spec?.initContainers ?? []
   const initStatuses = initContainers.map((c) => containerStatus(c, view, !view.initialized, true))
   const statuses = (pod.spec?.containers ?? []).map((c: AnyObject) => containerStatus(c, view, !view.initialized, false))

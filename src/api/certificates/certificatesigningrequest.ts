@@ -3,6 +3,11 @@ import {ageColumn, humanDuration} from '../columns.js'
 import {objectMeta} from '../meta.js'
 import type {AnyObject, KindDeclaration, ObjectSchema} from '../types.js'
 
+/** The well-known signers (Kubernetes' kubernetes.io/kube-apiserver-client, -kubelet, kubelet-serving). */
+export const SIGNER_APISERVER_CLIENT = 'orch.io/apiserver-client'
+export const SIGNER_AGENT_CLIENT = 'orch.io/apiserver-client-agent'
+export const SIGNER_AGENT_SERVING = 'orch.io/agent-serving'
+
 export const keyUsages = [
   'signing',
   'digital signature',

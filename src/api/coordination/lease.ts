@@ -3,6 +3,9 @@ import {ageColumn} from '../columns.js'
 import {objectMeta} from '../meta.js'
 import type {KindDeclaration} from '../types.js'
 
+/** The namespace of the agents' heartbeat Leases (Kubernetes' kube-node-lease). */
+export const NODE_LEASE_NAMESPACE = 'orch-node-lease'
+
 export const lease: KindDeclaration = {
   group: 'coordination.orch.io',
   version: 'v1',

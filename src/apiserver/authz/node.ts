@@ -4,7 +4,7 @@
 // of the pods bound to it (spec.nodeName). Everything it is not given here is no-opinion, so the
 // next authorizer (RBAC) still decides; requests from anyone else are no-opinion at once.
 import type {AnyObject, UserInfo} from '../../api/types.js'
-import {NODE_LEASE_NAMESPACE} from '../../controllers/nodelifecycle.js'
+import {NODE_LEASE_NAMESPACE} from '../../api/coordination/lease.js'
 import {goQuote} from '../../machinery/field-errors.js'
 import type {ResourceRegistry} from '../registry.js'
 import {rulesAllow, type AttributeAuthorizer, type AuthorizationAttributes, type AuthorizationResult, type PolicyRule} from './rbac.js'
