@@ -8,6 +8,7 @@ import {join} from 'node:path'
 import {SIGNER_AGENT_SERVING} from '../api/certificates/certificatesigningrequest.js'
 import type {AnyObject} from '../api/types.js'
 import {RestClient, type ClientConfig} from '../client/index.js'
+import {defaultGates, type FeatureName} from '../machinery/features.js'
 import type {Logger} from '../machinery/log.js'
 import {CriClient} from './cri/client.js'
 import {ApiPods} from './api-pods.js'
@@ -57,7 +58,6 @@ export interface AgentSettings {
   nodeStatusUpdateFrequencyMs: number
   nodeStatusReportFrequencyMs: number
   nodeLeaseDurationSeconds: number
-  leaseRenewIntervalMs?: number
   maxPods: number
   nodeLabels: Record<string, string>
   registerNode: boolean
@@ -69,7 +69,6 @@ export interface AgentSettings {
   clusterDNS: string[]
   clusterDomain: string
   relistPeriodMs: number
-  restartBackoff?: {initialMs: number; maxMs: number}
   agentVersion: string
 }
 
@@ -81,11 +80,9 @@ function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Prom
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
 }
 
-/** Feature gates of the agent, with their defaults (alpha off, beta on). */
-export const AGENT_FEATURE_GATES: Record<string, boolean> = {ContainerCheckpoint: true, PodsAPI: false}
-
-export function gateEnabled(settings: AgentSettings, gate: string): boolean {
-  return settings.featureGates[gate] ?? AGENT_FEATURE_GATES[gate] ?? false
+/** A gate as the configuration sets it, else its default by stage (machinery/features.ts). */
+export function gateEnabled(settings: AgentSettings, gate: FeatureName): boolean {
+  return settings.featureGates[gate] ?? defaultGates()[gate]
 }
 
 /** The directories of `{root}` (the seed's table of the agent's local files). */
@@ -119,6 +116,11 @@ export class Agent {
 
   get standalone(): boolean {
     return this.client === undefined
+  }
+
+  /** The kubelet's "sources ready": every pod source has delivered its pods once (standalone: the files, read at start). */
+  private sourcesReady(): boolean {
+    return this.standalone || (this.apiPods?.synced ?? false)
   }
 
   async start(): Promise<void> {
@@ -196,14 +198,13 @@ export class Agent {
       rootDir: s.rootDir,
       nodeName: s.nodeName,
       relistPeriodMs: s.relistPeriodMs,
-      backoff: s.restartBackoff,
       swapBehavior: s.swapBehavior,
       seccompDefault: s.seccompDefault,
       clusterDNS: s.clusterDNS,
       clusterDomain: s.clusterDomain,
       logger: this.logger.child({component: 'pods'}),
       // runtime pods no source has are removed only once every source delivered its pods
-      sourcesReady: () => (this.client ? (this.apiPods?.synced ?? false) : true),
+      sourcesReady: () => this.sourcesReady(),
       statusSink: (pod: AnyObject) => this.apiPods?.writeStatus(pod),
       onTerminated: (pod: AnyObject) =>
         void this.apiPods?.terminated(pod).catch((error) => this.logger.warn('could not delete a terminated pod', {pod: pod.metadata?.name, error: (error as Error).message})),
@@ -213,7 +214,7 @@ export class Agent {
       // pods once (the kubelet's "sources ready"), each call is FAILED_PRECONDITION
       const pods = this.pods
       this.podInfo = await startPodInfoServer(join(s.rootDir, 'pods', 'agent.sock'), {
-        synced: () => pods.synced() && (this.apiPods?.synced ?? true),
+        synced: () => pods.synced() && this.sourcesReady(),
         pods: () => pods.pods(),
         subscribe: (listener) => pods.subscribe(listener),
       })
@@ -270,7 +271,7 @@ export class Agent {
       nodeName: s.nodeName,
       leaseDurationSeconds: s.nodeLeaseDurationSeconds,
       // as the kubelet: a quarter of the lease duration (40 s → every 10 s)
-      renewIntervalMs: s.leaseRenewIntervalMs ?? s.nodeLeaseDurationSeconds * 250,
+      renewIntervalMs: s.nodeLeaseDurationSeconds * 250,
       nodeUID: () => this.nodeStatus?.uid,
       logger: this.logger.child({component: 'lease'}),
     })
@@ -370,5 +371,4 @@ export class Agent {
     await this.client?.close()
     this.lock?.release()
   }
-
 }

@@ -4,7 +4,7 @@
 // 0; static pods get mirror pods (annotation orch.io/config.mirror) so the API shows them, and their
 // status is written to the mirror. Mirror pods themselves are never run: they only reflect.
 import type {AnyObject} from '../api/types.js'
-import {Informer, isApiStatusError, type RestClient} from '../client/index.js'
+import {Informer, isApiStatusError, objectKey, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 import {CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION, mirrorPodOf} from './static-pods.js'
 
@@ -53,7 +53,7 @@ export class ApiPods {
         onUpdate: (_old, pod) => this.seen(pod),
         onDelete: (pod) => {
           if (isMirrorPod(pod)) {
-            this.mirrors.delete(key(pod))
+            this.mirrors.delete(objectKey(pod))
             this.scheduleMirrors()
           } else {
             sink.deletePod('api', pod.metadata!.uid)
@@ -83,7 +83,7 @@ export class ApiPods {
 
   private seen(pod: AnyObject): void {
     if (isMirrorPod(pod)) {
-      this.mirrors.set(key(pod), pod)
+      this.mirrors.set(objectKey(pod), pod)
       if (pod.metadata!.deletionTimestamp) this.scheduleMirrors()
       return
     }
@@ -111,7 +111,7 @@ export class ApiPods {
     if (!this.informer?.hasSynced()) return
     if (this.options.waitForNode && !this.options.nodeUID() && this.staticPods.length > 0) throw new Error('the Node is not registered yet')
     const client = this.options.client()
-    const wanted = new Map(this.staticPods.map((pod) => [key(pod), pod]))
+    const wanted = new Map(this.staticPods.map((pod) => [objectKey(pod), pod]))
     for (const [podKey, mirror] of this.mirrors) {
       const staticPod = wanted.get(podKey)
       const stale = !staticPod || mirror.metadata!.annotations[CONFIG_MIRROR_ANNOTATION] !== staticPod.metadata!.annotations[CONFIG_HASH_ANNOTATION]
@@ -155,7 +155,7 @@ export class ApiPods {
       for (;;) {
         const pod = this.pendingStatus.get(uid)
         if (!pod || this.stopped) return
-        const target = isStaticPod(pod) ? this.mirrors.get(key(pod)) : pod
+        const target = isStaticPod(pod) ? this.mirrors.get(objectKey(pod)) : pod
         if (!target) return // no mirror yet: written once it exists
         try {
           await this.options.client().patch(
@@ -170,7 +170,7 @@ export class ApiPods {
             if (this.pendingStatus.get(uid) === pod) this.pendingStatus.delete(uid)
             continue
           }
-          this.options.logger.warn('could not write pod status; retrying', {pod: key(pod), error: (error as Error).message})
+          this.options.logger.warn('could not write pod status; retrying', {pod: objectKey(pod), error: (error as Error).message})
           await new Promise((resolve) => setTimeout(resolve, 1000).unref())
         }
       }
@@ -190,10 +190,6 @@ export class ApiPods {
       this.options.client().delete({...PODS, namespace: pod.metadata!.namespace, name: pod.metadata!.name}, {gracePeriodSeconds: 0, preconditions: {uid: pod.metadata!.uid}}),
     )
   }
-}
-
-function key(pod: AnyObject): string {
-  return `${pod.metadata?.namespace}/${pod.metadata?.name}`
 }
 
 async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {

@@ -23,8 +23,6 @@ export interface LeaseRenewerOptions {
   logger: Logger
   /** the Node's uid for the owner reference, once known */
   nodeUID?: () => string | undefined
-  /** called after every successful renewal (tests, health) */
-  onRenewed?: (lease: AnyObject) => void
 }
 
 export class LeaseRenewer {
@@ -32,7 +30,6 @@ export class LeaseRenewer {
   private stopped = false
   private failures = 0
   private lease: AnyObject | undefined
-  lastRenewal: Date | undefined
 
   constructor(private readonly options: LeaseRenewerOptions) {}
 
@@ -60,8 +57,6 @@ export class LeaseRenewer {
     try {
       this.lease = await this.renew()
       this.failures = 0
-      this.lastRenewal = new Date()
-      this.options.onRenewed?.(this.lease)
       this.schedule(this.options.renewIntervalMs ?? DEFAULT_LEASE_RENEW_MS)
     } catch (error) {
       this.failures++

@@ -8,7 +8,7 @@ import type {AnyObject} from '../api/types.js'
 import {isApiStatusError, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 import {formatTime} from '../machinery/managed-fields.js'
-import {hostCapacity, hostIdentity, hostPressure, internalIP, type HostPressure} from './host.js'
+import {hostCapacity, hostIdentity, hostPressure, internalIP} from './host.js'
 
 export const NODES = {group: '', version: 'v1', resource: 'nodes'}
 
@@ -35,9 +35,6 @@ export interface NodeStatusOptions {
   reportIntervalMs: number
   logger: Logger
   runtime: () => Promise<RuntimeReport>
-  /** extra reasons the node is not ready (e.g. swap refused) */
-  pressure?: (rootDir: string) => HostPressure
-  now?: () => Date
 }
 
 /** Status without heartbeat times: what "changed" compares. */
@@ -51,12 +48,9 @@ export class NodeStatusManager {
   private lastWritten: AnyObject | undefined
   private lastWriteAt = 0
   private running: Promise<void> | undefined
-  private readonly now: () => Date
   node: AnyObject | undefined
 
-  constructor(private readonly options: NodeStatusOptions) {
-    this.now = options.now ?? (() => new Date())
-  }
+  constructor(private readonly options: NodeStatusOptions) {}
 
   get uid(): string | undefined {
     return this.node?.metadata?.uid
@@ -65,10 +59,11 @@ export class NodeStatusManager {
   /** Creates the Node, or adopts the existing one (keeping its spec, adding our labels). */
   async register(): Promise<AnyObject> {
     const client = this.options.client()
+    const identity = hostIdentity()
     const labels = {
       'orch.io/hostname': this.options.hostnameAddress,
-      'orch.io/os': hostIdentity().operatingSystem,
-      'orch.io/arch': hostIdentity().architecture,
+      'orch.io/os': identity.operatingSystem,
+      'orch.io/arch': identity.architecture,
       ...this.options.labels,
     }
     const body: AnyObject = {apiVersion: 'v1', kind: 'Node', metadata: {name: this.options.nodeName, labels}, spec: {}}
@@ -92,10 +87,10 @@ export class NodeStatusManager {
 
   /** Computes the status the node should show now; conditions keep their transition times when unchanged. */
   async computeStatus(): Promise<AnyObject> {
-    const now = formatTime(this.now())
+    const now = formatTime(new Date())
     const identity = hostIdentity()
     const capacity = hostCapacity(this.options.rootDir)
-    const pressure = (this.options.pressure ?? hostPressure)(this.options.rootDir)
+    const pressure = hostPressure(this.options.rootDir)
     let runtime: RuntimeReport
     try {
       runtime = await this.options.runtime()
@@ -155,15 +150,14 @@ export class NodeStatusManager {
     return status
   }
 
-  /** Writes the status when it changed or the report interval passed; returns whether it wrote. */
-  async sync(force = false): Promise<boolean> {
+  /** Writes the status when it changed or the report interval passed. */
+  async sync(): Promise<void> {
     const status = await this.computeStatus()
     const due = Date.now() - this.lastWriteAt >= this.options.reportIntervalMs
-    if (!force && !due && this.lastWritten && comparable(status) === comparable(this.lastWritten)) return false
+    if (!due && this.lastWritten && comparable(status) === comparable(this.lastWritten)) return
     this.node = await this.options.client().patch({...NODES, name: this.options.nodeName, subresource: 'status'}, 'merge', {status})
     this.lastWritten = status
     this.lastWriteAt = Date.now()
-    return true
   }
 
   /** Starts the status loop; resolves after the first attempt (registration and status), failed or not. */

@@ -88,17 +88,11 @@ function flagOverrides(flags: AgentFlags): AnyObject {
   return overrides
 }
 
-/** A duration of the configuration: milliseconds, or Go-style text. */
-function ms(value: unknown): number {
-  if (typeof value === 'number') return value
-  return parseDuration(String(value))
-}
-
+/** Settings from a loaded configuration (loadAgentConfiguration fills every default) and the flags. */
 export function settingsFrom(config: AgentConfiguration, flags: AgentFlags, version: string): AgentSettings {
-  const c = config as AnyObject
   const rootDir = resolve(flags['root-dir'])
   const nodeName = (flags['hostname-override'] ?? hostname()).toLowerCase()
-  const endpoint = flags.runtime === 'process' ? '' : String(c.containerRuntimeEndpoint ?? '')
+  const endpoint = flags.runtime === 'process' ? '' : config.containerRuntimeEndpoint
   if (flags.runtime === 'cri' && endpoint === '') throw new Error('--runtime=cri needs containerRuntimeEndpoint (or --container-runtime-endpoint)')
   return {
     nodeName,
@@ -108,38 +102,38 @@ export function settingsFrom(config: AgentConfiguration, flags: AgentFlags, vers
     lockFile: flags['lock-file'] ? resolve(flags['lock-file']) : undefined,
     kubeconfig: flags.kubeconfig ? resolve(flags.kubeconfig) : undefined,
     bootstrapKubeconfig: flags['bootstrap-kubeconfig'] ? resolve(flags['bootstrap-kubeconfig']) : undefined,
-    address: c.address,
-    port: c.port,
-    enableServer: c.enableServer ?? true,
-    clientCAFile: c.authentication?.x509?.clientCAFile || undefined,
-    authorizationMode: c.authorization?.mode ?? 'Webhook',
-    cacheAuthorizedTTLMs: ms(c.authorization?.webhook?.cacheAuthorizedTTL ?? '5m'),
-    cacheUnauthorizedTTLMs: ms(c.authorization?.webhook?.cacheUnauthorizedTTL ?? '30s'),
-    authenticationCacheTTLMs: ms(c.authentication?.webhook?.cacheTTL ?? '2m'),
-    tlsCertFile: c.tlsCertFile || undefined,
-    tlsPrivateKeyFile: c.tlsPrivateKeyFile || undefined,
-    rotateCertificates: c.rotateCertificates ?? true,
-    serverTLSBootstrap: c.serverTLSBootstrap ?? true,
-    staticPodPath: c.staticPodPath || undefined,
-    fileCheckFrequencyMs: ms(c.fileCheckFrequency ?? '20s'),
+    address: config.address,
+    port: config.port,
+    enableServer: config.enableServer,
+    clientCAFile: config.authentication.x509.clientCAFile || undefined,
+    authorizationMode: config.authorization.mode,
+    cacheAuthorizedTTLMs: parseDuration(config.authorization.webhook.cacheAuthorizedTTL),
+    cacheUnauthorizedTTLMs: parseDuration(config.authorization.webhook.cacheUnauthorizedTTL),
+    authenticationCacheTTLMs: parseDuration(config.authentication.webhook.cacheTTL),
+    tlsCertFile: config.tlsCertFile || undefined,
+    tlsPrivateKeyFile: config.tlsPrivateKeyFile || undefined,
+    rotateCertificates: config.rotateCertificates,
+    serverTLSBootstrap: config.serverTLSBootstrap,
+    staticPodPath: config.staticPodPath || undefined,
+    fileCheckFrequencyMs: parseDuration(config.fileCheckFrequency),
     containerRuntimeEndpoint: endpoint,
-    imageServiceEndpoint: String(c.imageServiceEndpoint ?? ''),
-    runtimeRequestTimeoutMs: ms(c.runtimeRequestTimeout ?? '2m'),
+    imageServiceEndpoint: config.imageServiceEndpoint,
+    runtimeRequestTimeoutMs: parseDuration(config.runtimeRequestTimeout),
     processRuntimeImages: flags['process-runtime-images'],
-    featureGates: c.featureGates ?? {},
-    nodeStatusUpdateFrequencyMs: ms(c.nodeStatusUpdateFrequency ?? '10s'),
-    nodeStatusReportFrequencyMs: ms(c.nodeStatusReportFrequency ?? '5m'),
-    nodeLeaseDurationSeconds: c.nodeLeaseDurationSeconds ?? 40,
-    maxPods: c.maxPods ?? 110,
-    nodeLabels: c.nodeLabels ?? {},
-    registerNode: c.registerNode ?? true,
-    registerWithTaints: c.registerWithTaints ?? [],
-    providerID: c.providerID || undefined,
-    failSwapOn: c.failSwapOn ?? true,
-    swapBehavior: c.memorySwap?.swapBehavior || 'NoSwap',
-    seccompDefault: c.seccompDefault ?? false,
-    clusterDNS: c.clusterDNS ?? [],
-    clusterDomain: c.clusterDomain ?? '',
+    featureGates: config.featureGates,
+    nodeStatusUpdateFrequencyMs: parseDuration(config.nodeStatusUpdateFrequency),
+    nodeStatusReportFrequencyMs: parseDuration(config.nodeStatusReportFrequency),
+    nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
+    maxPods: config.maxPods,
+    nodeLabels: config.nodeLabels,
+    registerNode: config.registerNode,
+    registerWithTaints: config.registerWithTaints,
+    providerID: config.providerID || undefined,
+    failSwapOn: config.failSwapOn,
+    swapBehavior: config.memorySwap.swapBehavior,
+    seccompDefault: config.seccompDefault,
+    clusterDNS: config.clusterDNS,
+    clusterDomain: config.clusterDomain,
     relistPeriodMs: parseDuration(flags['relist-period']),
     agentVersion: `v${version}`,
   }

@@ -8,6 +8,7 @@
 //    socket) at once and to statusSink (the API writer).
 // Pods a previous agent started are adopted (found by their labels), not restarted.
 import type {AnyObject} from '../../api/types.js'
+import {objectKey} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
 import {isCriError, type CriClient} from '../cri/client.js'
 import type {Container, DeepPartial, PodSandbox, PodSandboxConfig} from '../cri/types.js'
@@ -216,7 +217,7 @@ export class PodManager {
         try {
           await this.syncPod(uid, entry)
         } catch (error) {
-          this.options.logger.warn('pod sync failed', {pod: podKey(entry.pod), error: (error as Error).message})
+          this.options.logger.warn('pod sync failed', {pod: objectKey(entry.pod), error: (error as Error).message})
           this.wakeLater(uid, entry, 1000)
         }
         if (entry.removed && entry.terminated) {
@@ -344,7 +345,7 @@ export class PodManager {
         const id = await cri.runPodSandbox(podSandboxConfig)
         sandbox = (await cri.listPodSandbox({id})).find((s) => s.id === id)
         if (!sandbox) throw new Error(`sandbox ${id} vanished`)
-        this.options.logger.info('started pod sandbox', {pod: podKey(entry.pod), sandbox: id.slice(0, 12)})
+        this.options.logger.info('started pod sandbox', {pod: objectKey(entry.pod), sandbox: id.slice(0, 12)})
         entry.initialized = false
       } catch (error) {
         for (const spec of allContainers(entry.pod)) entry.waiting.set(spec.name, {reason: 'ContainerCreating', message: `failed to create the pod sandbox: ${(error as Error).message}`})
@@ -409,7 +410,7 @@ export class PodManager {
     if (backoff && now - backoff.until > 2 * this.backoffMax) entry.backoff.delete(key)
     const current = entry.backoff.get(key)
     if (current && now < current.until) {
-      entry.waiting.set(spec.name, {reason: 'CrashLoopBackOff', message: `back-off ${Math.round(current.delay / 1000)}s restarting failed container=${spec.name} pod=${podKey(entry.pod)}`})
+      entry.waiting.set(spec.name, {reason: 'CrashLoopBackOff', message: `back-off ${Math.round(current.delay / 1000)}s restarting failed container=${spec.name} pod=${objectKey(entry.pod)}`})
       this.wakeLater(uid, entry, current.until - now)
       return
     }
@@ -479,7 +480,7 @@ export class PodManager {
     try {
       await cri.startContainer(id)
       entry.waiting.delete(spec.name)
-      this.options.logger.info('started container', {pod: podKey(entry.pod), container: spec.name, attempt})
+      this.options.logger.info('started container', {pod: objectKey(entry.pod), container: spec.name, attempt})
     } catch (error) {
       entry.waiting.set(spec.name, {reason: 'RunContainerError', message: criMessage(error)})
     }
@@ -507,7 +508,7 @@ export class PodManager {
     const {sandboxes, containers} = await this.runtimeOf(uid)
     const running = containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')
     const isInit = (c: Container): boolean => c.labels?.[LABEL_CONTAINER_KIND] === 'init'
-    this.options.logger.info('stopping pod', {pod: podKey(entry.pod), gracePeriodSeconds: grace})
+    this.options.logger.info('stopping pod', {pod: objectKey(entry.pod), gracePeriodSeconds: grace})
     await Promise.all(running.filter((c) => !isInit(c)).map((c) => cri.stopContainer(c.id, grace).catch(() => undefined)))
     await Promise.all(running.filter(isInit).map((c) => cri.stopContainer(c.id, grace).catch(() => undefined)))
     await this.viewOf(entry, sandboxes, (await this.runtimeOf(uid)).containers)
@@ -580,10 +581,6 @@ export class PodManager {
       }
     }
   }
-}
-
-function podKey(pod: AnyObject): string {
-  return `${pod.metadata?.namespace}/${pod.metadata?.name}`
 }
 
 function allContainers(pod: AnyObject): AnyObject[] {
