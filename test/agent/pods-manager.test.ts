@@ -155,10 +155,14 @@ describe('pod lifecycle on the process runtime', {timeout: 120_000}, () => {
   })
 
   it('deletion stops the containers within the grace period (a TERM-ignoring process is killed after it) and reports the pod terminated', async () => {
-    manager.upsertPod('api', pod('stubborn', {terminationGracePeriodSeconds: 1, containers: [{name: 'app', image: 'busybox', command: ['sh', '-c', 'trap "" TERM; exec sleep 8081']}]}))
+    // the trap is set once the marker exists: a TERM before that (Running is reported at spawn) would end it at once
+    const marker = join(dir, 'stubborn-trapped')
+    const containers = [{name: 'app', image: 'busybox', command: ['sh', '-c', `trap "" TERM; touch ${marker}; exec sleep 8081`]}]
+    manager.upsertPod('api', pod('stubborn', {terminationGracePeriodSeconds: 1, containers}))
     await waitForStatus('stubborn', (s) => s.phase === 'Running')
+    await waitForFile(marker, /^$/)
     const started = Date.now()
-    manager.upsertPod('api', pod('stubborn', {terminationGracePeriodSeconds: 1, containers: [{name: 'app', image: 'busybox', command: ['sh', '-c', 'trap "" TERM; exec sleep 8081']}]}, {deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 1}))
+    manager.upsertPod('api', pod('stubborn', {terminationGracePeriodSeconds: 1, containers}, {deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 1}))
     await new Promise<void>((resolve) => {
       const look = (): void => {
         if (terminated.includes('stubborn')) {
