@@ -132,12 +132,16 @@ export async function serveWatch(
     watch = cache.watch(startRevision, {
       onEvents: (events) => {
         if (ended) return
+        // one write for the whole batch: each write is a TLS record and a syscall, which is what a
+        // watcher costs; a server that falls behind gets larger batches, so it catches up (as
+        // Kubernetes flushes a watch only when no further event is waiting)
+        const frames: Buffer[] = []
         for (const event of events) {
           if (!event.key.startsWith(prefix)) continue
           const type = transition(event, selectors.matches)
-          if (!type) continue
-          response.write(frame(type, event.object))
+          if (type) frames.push(frame(type, event.object))
         }
+        if (frames.length > 0) response.write(frames.length === 1 ? frames[0] : Buffer.concat(frames))
         lastSent = events[events.length - 1].revision
       },
       onError: (error) => {
