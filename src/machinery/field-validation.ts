@@ -57,76 +57,98 @@ export function pruneUnknownFields(object: unknown, schema: ObjectSchema): strin
   return out
 }
 
-/** Paths of keys that appear twice in one JSON object (JSON.parse keeps the last silently). */
+/** Paths of keys that appear twice in one JSON object (JSON.parse keeps the last silently). Every
+ *  write body goes through this, so it jumps from quote to quote and builds a path only for a
+ *  duplicate. */
 export function duplicateJsonFields(text: string): string[] {
   const out: string[] = []
+  /** the keys and indexes leading to the value being read */
+  const segments: (string | number)[] = []
+  const pathOf = (key: string): string => {
+    let path = ''
+    for (const segment of segments) path += typeof segment === 'number' ? `[${segment}]` : path ? `.${segment}` : segment
+    return path ? `${path}.${key}` : key
+  }
   let i = 0
   const skipSpace = () => {
-    while (i < text.length && ' \t\r\n'.includes(text[i])) i++
+    for (let c = text.charCodeAt(i); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++i));
   }
-  const readString = (): string => {
+  /** moves past the string at i */
+  const skipString = (): void => {
+    for (;;) {
+      const quote = text.indexOf('"', i + 1)
+      if (quote < 0) throw new Error('unterminated string')
+      let backslashes = 0
+      for (let k = quote - 1; text.charCodeAt(k) === 0x5c; k--) backslashes++
+      i = quote
+      if (backslashes % 2 === 0) break
+    }
+    i++
+  }
+  const readKey = (): string => {
     const start = i
-    i++
-    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1
-    i++
-    return JSON.parse(text.slice(start, i)) as string
+    skipString()
+    const raw = text.slice(start + 1, i - 1)
+    return raw.includes('\\') ? (JSON.parse(text.slice(start, i)) as string) : raw
   }
-  const value = (path: string): void => {
+  const value = (): void => {
     skipSpace()
-    const ch = text[i]
-    if (ch === '{') {
+    const ch = text.charCodeAt(i)
+    if (ch === 0x7b /* { */) {
       i++
-      const seen = new Set<string>()
       skipSpace()
-      if (text[i] === '}') {
+      if (text.charCodeAt(i) === 0x7d) {
         i++
         return
       }
+      const seen = new Set<string>()
       for (;;) {
         skipSpace()
-        if (text[i] !== '"') return
-        const key = readString()
-        const keyPath = path ? `${path}.${key}` : key
-        if (seen.has(key)) out.push(keyPath)
+        if (text.charCodeAt(i) !== 0x22) return
+        const key = readKey()
+        if (seen.has(key)) out.push(pathOf(key))
         seen.add(key)
         skipSpace()
-        if (text[i] !== ':') return
+        if (text.charCodeAt(i) !== 0x3a /* : */) return
         i++
-        value(keyPath)
+        segments.push(key)
+        value()
+        segments.pop()
         skipSpace()
-        if (text[i] === ',') {
+        if (text.charCodeAt(i) === 0x2c /* , */) {
           i++
           continue
         }
-        if (text[i] === '}') i++
+        if (text.charCodeAt(i) === 0x7d) i++
         return
       }
-    } else if (ch === '[') {
+    } else if (ch === 0x5b /* [ */) {
       i++
-      let index = 0
       skipSpace()
-      if (text[i] === ']') {
+      if (text.charCodeAt(i) === 0x5d) {
         i++
         return
       }
-      for (;;) {
-        value(`${path}[${index++}]`)
+      for (let index = 0; ; index++) {
+        segments.push(index)
+        value()
+        segments.pop()
         skipSpace()
-        if (text[i] === ',') {
+        if (text.charCodeAt(i) === 0x2c) {
           i++
           continue
         }
-        if (text[i] === ']') i++
+        if (text.charCodeAt(i) === 0x5d) i++
         return
       }
-    } else if (ch === '"') {
-      readString()
+    } else if (ch === 0x22) {
+      skipString()
     } else {
       while (i < text.length && !',}] \t\r\n'.includes(text[i])) i++
     }
   }
   try {
-    value('')
+    value()
   } catch {
     // malformed JSON is reported by the decoder
   }
