@@ -48,8 +48,15 @@ export const MAX_UPDATE_MANAGERS = 10
 
 /** metav1.Time: RFC 3339 in UTC, whole seconds. */
 export function formatTime(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, 'Z')
+  // every write stamps a time, and most writes in a busy second share it
+  const second = Math.floor(date.getTime() / 1000)
+  if (second !== lastFormatted.second) {
+    lastFormatted.second = second
+    lastFormatted.text = date.toISOString().replace(/\.\d+Z$/, 'Z')
+  }
+  return lastFormatted.text
 }
+const lastFormatted = {second: NaN, text: ''}
 
 /** metav1.MicroTime: RFC 3339 in UTC with microseconds (a JavaScript Date holds milliseconds). */
 export function formatMicroTime(date: Date): string {
@@ -64,7 +71,20 @@ export function managerIdentifier(info: ManagerInfo): string {
   return JSON.stringify(id)
 }
 
-function parseIdentifier(id: string): ManagedFieldsEntry {
+/** Identifiers parsed so far (a server sees few managers); callers copy what they keep. */
+const parsedIdentifiers = new Map<string, Readonly<ManagedFieldsEntry>>()
+
+function parseIdentifier(id: string): Readonly<ManagedFieldsEntry> {
+  let parsed = parsedIdentifiers.get(id)
+  if (!parsed) {
+    if (parsedIdentifiers.size >= 1_000) parsedIdentifiers.clear()
+    parsed = parseIdentifierText(id)
+    parsedIdentifiers.set(id, parsed)
+  }
+  return parsed
+}
+
+function parseIdentifierText(id: string): ManagedFieldsEntry {
   try {
     const parsed: unknown = JSON.parse(id)
     if (isPlainObject(parsed)) return parsed as ManagedFieldsEntry

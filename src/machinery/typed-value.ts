@@ -544,13 +544,34 @@ export function withGoZeroValues(value: unknown, ref: TypeRef): unknown {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withGoZeroValues(v, ref.values)]))
   }
   if (ref.type !== 'object') return value
+  const {fields, zeros} = zeroPlan(ref)
   const out: Record<string, unknown> = {}
-  for (const [name, field] of structFields(ref)) {
-    if (name in value) out[name] = withGoZeroValues(value[name], field)
-    else if (field.required || isValueStruct(name, field)) out[name] = zeroOf(name, field)
+  for (const key in value) {
+    const field = fields.get(key)
+    out[key] = field ? withGoZeroValues(value[key], field) : value[key]
   }
-  for (const [key, v] of Object.entries(value)) if (!(key in out)) out[key] = v
+  for (const [name, zero] of zeros) if (!(name in value)) out[name] = zero
   return out
+}
+
+/** A struct's fields, and the zero value of each field Go always encodes (shared between calls:
+ *  the zero-valued form is only read, by comparisons). */
+interface ZeroPlan {
+  fields: Map<string, Field>
+  zeros: [string, unknown][]
+}
+const zeroPlans = new WeakMap<ObjectSchema, ZeroPlan>()
+
+function zeroPlan(schema: ObjectSchema): ZeroPlan {
+  let plan = zeroPlans.get(schema)
+  if (!plan) {
+    const fields = structFields(schema)
+    const zeros: [string, unknown][] = []
+    for (const [name, field] of fields) if (field.required || isValueStruct(name, field)) zeros.push([name, zeroOf(name, field)])
+    plan = {fields, zeros}
+    zeroPlans.set(schema, plan)
+  }
+  return plan
 }
 
 /** Nulls dropped from typed maps and structs, as decoding into Go types and encoding again drops them. */
