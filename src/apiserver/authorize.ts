@@ -26,11 +26,21 @@ export function parseAuthorizationModes(text: string): AuthorizationMode[] {
 
 const alwaysAllow: AttributeAuthorizer = {authorize: (): AuthorizationResult => ({decision: 'allow', reason: ''})}
 
-/** The chain for the given modes over the server's RBAC objects and pods. */
+/** Kubernetes' superuser group: kube-apiserver puts an authorizer allowing it before the chosen
+ *  modes (authorizerfactory.NewPrivilegedGroups), so its members are never checked against RBAC. */
+export const SYSTEM_PRIVILEGED_GROUP = 'system:masters'
+
+const privilegedGroups: AttributeAuthorizer = {
+  authorize: (attributes): AuthorizationResult =>
+    attributes.user.groups?.includes(SYSTEM_PRIVILEGED_GROUP) ? {decision: 'allow', reason: ''} : {decision: 'no-opinion', reason: ''},
+}
+
+/** The chain for the given modes over the server's RBAC objects and pods, after the privileged group. */
 export function buildAuthorizer(modes: readonly AuthorizationMode[], source: RBACSource, podNode: PodNodeLookup): Authorizer {
-  return new Authorizer(
-    modes.map((mode) => (mode === 'Node' ? new NodeAuthorizer(podNode) : mode === 'RBAC' ? new RBACAuthorizer(source) : alwaysAllow)),
-  )
+  return new Authorizer([
+    privilegedGroups,
+    ...modes.map((mode) => (mode === 'Node' ? new NodeAuthorizer(podNode) : mode === 'RBAC' ? new RBACAuthorizer(source) : alwaysAllow)),
+  ])
 }
 
 /** What the server asks per request: nothing when allowed, else the error to answer with. */

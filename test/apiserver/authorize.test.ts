@@ -27,6 +27,13 @@ describe('authorize', () => {
     assert.equal(authorize(admin, info('GET', '/metrics')), undefined)
   })
 
+  it('system:masters is allowed before Node and RBAC are asked, as kube-apiserver\'s privileged-group authorizer', () => {
+    const noBindings: RBACSource = {...source, clusterRoleBindings: () => []}
+    const withoutRBAC = requestAuthorizer(buildAuthorizer(['Node', 'RBAC'], noBindings, () => undefined))
+    assert.equal(withoutRBAC(admin, info('DELETE', '/api/v1/namespaces/default/configmaps/x')), undefined)
+    assert.equal(withoutRBAC(bob, info('DELETE', '/api/v1/namespaces/default/configmaps/x'))?.code, 403)
+  })
+
   it('every authenticated user may use discovery and create SelfSubjectAccessReviews', () => {
     assert.equal(authorize(bob, info('GET', '/apis')), undefined)
     assert.equal(authorize(bob, info('POST', '/apis/authorization.orch.io/v1/selfsubjectaccessreviews')), undefined)
