@@ -91,8 +91,11 @@ function fieldValidationParam(query: URLSearchParams): FieldValidation {
 export class ResourceHandler {
   readonly serializers: SerializerSet
 
+  private readonly mediaTypes: string[]
+
   constructor(private readonly options: HandlerOptions) {
     this.serializers = serializerSet(options.gates, options.extraSerializers)
+    this.mediaTypes = this.serializers.all.map((s) => s.mediaType)
   }
 
   /** patch media type -> how its body is decoded */
@@ -138,15 +141,22 @@ export class ResourceHandler {
     return {declaration, registry: this.options.registries.get(declaration)!}
   }
 
-  private negotiate(request: IncomingMessage, declaration: KindDeclaration, views: readonly ViewKind[]): Negotiated<string> & {serializer: Serializer} {
-    const mediaTypes = this.serializers.all.map((s) => s.mediaType)
-    const negotiated = negotiate(request.headers.accept, {
-      mediaTypes,
-      viewGroups: VIEW_GROUPS,
-      views: declaration.table === false ? views.filter((v) => v !== 'Table') : views,
-    })
-    if (!negotiated) throw errors.notAcceptable(mediaTypes)
-    return {...negotiated, serializer: this.serializers.byMediaType(negotiated.mediaType)!}
+  /** negotiation outcomes by Accept header and servable views: clients send the same few headers */
+  private readonly negotiated = new Map<string, Readonly<Negotiated<string> & {serializer: Serializer}> | null>()
+
+  private negotiate(request: IncomingMessage, declaration: KindDeclaration, views: readonly ViewKind[]): Readonly<Negotiated<string> & {serializer: Serializer}> {
+    const servable = declaration.table === false ? views.filter((v) => v !== 'Table') : views
+    const accept = request.headers.accept
+    const key = `${servable.join(',')}\n${accept ?? ''}`
+    let outcome = this.negotiated.get(key)
+    if (outcome === undefined) {
+      const found = negotiate(accept, {mediaTypes: this.mediaTypes, viewGroups: VIEW_GROUPS, views: servable})
+      outcome = found && {...found, serializer: this.serializers.byMediaType(found.mediaType)!}
+      if (this.negotiated.size >= 1_000) this.negotiated.clear()
+      this.negotiated.set(key, outcome)
+    }
+    if (!outcome) throw errors.notAcceptable(this.mediaTypes)
+    return outcome
   }
 
   private context(info: ResourceRequest, user: UserInfo | undefined): RequestContext {
@@ -289,7 +299,7 @@ export class ResourceHandler {
       if (info.subresource) throw errors.methodNotAllowed()
       const body = assertBodyObject(await decodeChecked())
       if (typeof body.metadata?.name === 'string') createdNames.set(response, body.metadata.name)
-      const created = await registry.create(info.namespace, body, {dryRun, context, fieldManager})
+      const created = await registry.create(info.namespace, body, {dryRun, context, fieldManager, bodyOwned: true})
       return reply(201, created)
     }
     if (info.subresource === 'scale' && (verb === 'update' || verb === 'patch')) {

@@ -18,7 +18,7 @@ import {
   type Store,
   WatchCache,
 } from '../storage/index.js'
-import {resetFields, updateManagedFields} from '../machinery/managed-fields.js'
+import {formatTime, resetFields, updateManagedFields} from '../machinery/managed-fields.js'
 import {compileSelectors, type Selectors} from './selectors.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
 
@@ -47,6 +47,9 @@ export interface WriteOptions {
   /** the subresource the managedFields entry names when it is not the one written (/scale writes the
    *  parent's spec.replicas) */
   managedSubresource?: string
+  /** a create may work on the body itself instead of a copy: the caller made it for this request
+   *  (a decoded request body) and will not look at it again */
+  bodyOwned?: boolean
 }
 
 export interface DeleteOptions {
@@ -87,7 +90,6 @@ export function generateNameSuffix(): string {
   return out
 }
 
-/** RFC 3339 at second precision, as metav1.Time serialises. */
 /** The CreateOptions / UpdateOptions / DeleteOptions admission webhooks see. */
 function operationOptions(operation: Operation, dryRun: boolean | undefined, context: RequestContext): AnyObject | null {
   const kind = operation === 'CREATE' ? 'CreateOptions' : operation === 'UPDATE' ? 'UpdateOptions' : operation === 'DELETE' ? 'DeleteOptions' : undefined
@@ -98,9 +100,8 @@ function operationOptions(operation: Operation, dryRun: boolean | undefined, con
   return options
 }
 
-export function timestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z')
-}
+/** RFC 3339 at second precision, as metav1.Time serialises. */
+export const timestamp = formatTime
 
 function decodeStored(kv: KeyValue): AnyObject {
   const object = JSON.parse(Buffer.from(kv.value).toString('utf8')) as AnyObject
@@ -364,10 +365,11 @@ export class ResourceRegistry {
   }
 
   async create(namespace: string, body: AnyObject, options: WriteOptions): Promise<AnyObject> {
-    const object = clone(body)
+    // only the type and metadata are set here; prepareCreate works on a deep copy
+    const given = body.metadata ?? {}
+    const object: AnyObject = {...body, metadata: typeof given === 'object' && !Array.isArray(given) ? {...given} : given}
     this.checkTypeMeta(object)
-    object.metadata ??= {}
-    const meta = object.metadata
+    const meta = object.metadata as AnyObject
     if (this.declaration.namespaced) {
       if (meta.namespace && meta.namespace !== namespace) {
         throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
@@ -379,7 +381,8 @@ export class ResourceRegistry {
     const generated = !meta.name && meta.generateName
     for (let attempt = 0; ; attempt++) {
       if (generated) meta.name = `${meta.generateName}${generateNameSuffix()}`
-      const prepared = await this.prepareCreate(object, options)
+      // a generated name may need another attempt, which starts again from the body as given
+      const prepared = await this.prepareCreate(options.bodyOwned && !generated ? object : clone(object), options)
       const undo = await this.hooks.beforeCreate?.(prepared, options)
       if (options.dryRun) {
         await undo?.()
@@ -400,12 +403,12 @@ export class ResourceRegistry {
     }
   }
 
-  private async prepareCreate(input: AnyObject, options: WriteOptions): Promise<AnyObject> {
-    let object = clone(input)
+  /** Builds the object to store; works on (and changes) `object`. */
+  private async prepareCreate(object: AnyObject, options: WriteOptions): Promise<AnyObject> {
     const meta = object.metadata!
     const now = options.context.now
     meta.uid = randomUUID()
-    meta.creationTimestamp = timestamp(now)
+    meta.creationTimestamp = formatTime(now)
     delete meta.resourceVersion
     delete meta.deletionTimestamp
     delete meta.deletionGracePeriodSeconds
