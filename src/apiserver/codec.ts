@@ -35,7 +35,7 @@ export function decodeBody(body: Buffer, contentType: string | undefined, serial
   const type = mediaTypeOf(contentType) || JSON_TYPE
   const serializer = serializers.byMediaType(type)
   if (!serializer) throw errors.unsupportedMediaType(type, serializers.all.map((s) => s.mediaType))
-  if (body.length === 0 || (serializer.mediaType !== 'application/cbor' && body.toString('utf8').trim() === '')) {
+  if (body.length === 0 || (serializer.mediaType !== 'application/cbor' && onlyWhiteSpace(body))) {
     throw errors.badRequest('the request body is empty')
   }
   return serializer.decode(body, declaration)
@@ -93,4 +93,9 @@ export function acceptsGzip(request: IncomingMessage): boolean {
       const [name, ...params] = part.trim().split(';')
       return name.trim().toLowerCase() === 'gzip' && !params.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p))
     })
+}
+
+function onlyWhiteSpace(body: Buffer): boolean {
+  for (const byte of body) if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) return false
+  return true
 }

@@ -814,6 +814,11 @@ export function isObject(value: unknown): value is AnyObject {
 
 export function assertBodyObject(value: unknown): AnyObject {
   if (!isObject(value)) throw errors.badRequest('the request body must be an object')
+  const metadata = value.metadata
+  if (metadata !== undefined && metadata !== null && !isObject(metadata)) {
+    const type = Array.isArray(metadata) ? 'array' : typeof metadata === 'string' ? 'string' : typeof metadata === 'boolean' ? 'bool' : 'number'
+    throw errors.badRequest(`json: cannot unmarshal ${type} into Go struct field .metadata of type v1.ObjectMeta`)
+  }
   return value
 }
 

@@ -146,6 +146,16 @@ describe('API core: standard operations', () => {
     assertStatus(result, 400, 'BadRequest')
   })
 
+  it('metadata that is not an object is 400 (as decoding into ObjectMeta fails), never a 500, and nothing is stored', async () => {
+    for (const metadata of ['"x"', '["a"]', '7']) {
+      const result = await api('POST', '/api/v1/namespaces/default/configmaps', `{"apiVersion":"v1","kind":"ConfigMap","metadata":${metadata}}`, {'Content-Type': 'application/json'})
+      assertStatus(result, 400, 'BadRequest')
+      assert.match(result.json.message, /cannot unmarshal (string|array|number) into Go struct field \.metadata of type v1\.ObjectMeta/)
+      const put = await api('PUT', '/api/v1/namespaces/default/configmaps/x', `{"apiVersion":"v1","kind":"ConfigMap","metadata":${metadata}}`, {'Content-Type': 'application/json'})
+      assertStatus(put, 400, 'BadRequest')
+    }
+  })
+
   it('malformed YAML is 400', async () => {
     const result = await api('POST', '/api/v1/namespaces/default/configmaps', 'metadata: [unclosed', {'Content-Type': 'application/yaml'})
     assertStatus(result, 400, 'BadRequest')
