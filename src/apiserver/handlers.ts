@@ -212,7 +212,7 @@ export class ResourceHandler {
         // per version of the object (shared with watches)
         const head = JSON.stringify({kind: `${declaration.kind}List`, apiVersion: registry.apiVersion, metadata: listMetaOf(result)})
         const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"items":[`)]
-        const items = result.encodedItems ?? result.items.map((item) => Buffer.from(cachedJson(item)))
+        const items = result.encodedItems ?? result.items.map(cachedJson)
         const comma = Buffer.from(',')
         items.forEach((item, i) => {
           if (i > 0) parts.push(comma)

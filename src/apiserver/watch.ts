@@ -32,23 +32,25 @@ export interface WatchServeOptions {
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
 
-/** JSON of a cached object, computed once however many watchers send it. */
-const jsonOfObject = new WeakMap<AnyObject, string>()
-export function cachedJson(object: AnyObject): string {
-  let text = jsonOfObject.get(object)
-  if (text === undefined) {
-    text = JSON.stringify(object)
-    jsonOfObject.set(object, text)
+/** The JSON bytes of a cached object, encoded once however many lists and watchers send it. */
+const jsonOfObject = new WeakMap<AnyObject, Buffer>()
+export function cachedJson(object: AnyObject): Buffer {
+  let bytes = jsonOfObject.get(object)
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(object))
+    jsonOfObject.set(object, bytes)
   }
-  return text
+  return bytes
 }
+
+const FRAME_END = Buffer.from('}\n')
 
 /** The JSON watch frame of an event, built once however many watchers send it. */
 const framesOfObject = new WeakMap<AnyObject, Partial<Record<EventType, Buffer>>>()
 function cachedJsonFrame(type: EventType, object: AnyObject): Buffer {
   let frames = framesOfObject.get(object)
   if (!frames) framesOfObject.set(object, (frames = {}))
-  return (frames[type] ??= Buffer.from(`{"type":"${type}","object":${cachedJson(object)}}\n`))
+  return (frames[type] ??= Buffer.concat([Buffer.from(`{"type":"${type}","object":`), cachedJson(object), FRAME_END]))
 }
 
 /** Frames in other encodings (protobuf, CBOR), also built once per object, encoding and event type. */
