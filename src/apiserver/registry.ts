@@ -365,11 +365,11 @@ export class ResourceRegistry {
   }
 
   async create(namespace: string, body: AnyObject, options: WriteOptions): Promise<AnyObject> {
-    // only the type and metadata are set here; prepareCreate works on a deep copy
-    const given = body.metadata ?? {}
-    const object: AnyObject = {...body, metadata: typeof given === 'object' && !Array.isArray(given) ? {...given} : given}
+    // only the type and metadata are set here (a body's metadata is an object: assertBodyObject);
+    // prepareCreate works on a deep copy unless the caller gave the body up
+    const meta: AnyObject = {...body.metadata}
+    const object: AnyObject = {...body, metadata: meta}
     this.checkTypeMeta(object)
-    const meta = object.metadata as AnyObject
     if (this.declaration.namespaced) {
       if (meta.namespace && meta.namespace !== namespace) {
         throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
