@@ -4,7 +4,7 @@
 // authorizer that fails with nothing allowing the request is a 500, as Kubernetes' WithAuthorization.
 import type {UserInfo} from '../api/types.js'
 import {ApiError, errors} from '../machinery/status.js'
-import {Authorizer, attributesFor, forbiddenError, NodeAuthorizer, RBACAuthorizer, type AttributeAuthorizer, type AuthorizationResult, type PodNodeLookup, type RBACSource} from './authz/index.js'
+import {Authorizer, attributesFor, forbiddenError, MASTERS_GROUP, NodeAuthorizer, RBACAuthorizer, type AttributeAuthorizer, type AuthorizationResult, type PodNodeLookup, type RBACSource} from './authz/index.js'
 import type {RequestInfo} from './requestinfo.js'
 
 export const AUTHORIZATION_MODES = ['Node', 'RBAC', 'AlwaysAllow'] as const
@@ -26,13 +26,11 @@ export function parseAuthorizationModes(text: string): AuthorizationMode[] {
 
 const alwaysAllow: AttributeAuthorizer = {authorize: (): AuthorizationResult => ({decision: 'allow', reason: ''})}
 
-/** Kubernetes' superuser group: kube-apiserver puts an authorizer allowing it before the chosen
- *  modes (authorizerfactory.NewPrivilegedGroups), so its members are never checked against RBAC. */
-export const SYSTEM_PRIVILEGED_GROUP = 'system:masters'
-
+/** Kubernetes' superuser group (system:masters): kube-apiserver puts an authorizer allowing it before
+ *  the chosen modes (authorizerfactory.NewPrivilegedGroups), so its members are never checked against RBAC. */
 const privilegedGroups: AttributeAuthorizer = {
   authorize: (attributes): AuthorizationResult =>
-    attributes.user.groups?.includes(SYSTEM_PRIVILEGED_GROUP) ? {decision: 'allow', reason: ''} : {decision: 'no-opinion', reason: ''},
+    attributes.user.groups?.includes(MASTERS_GROUP) ? {decision: 'allow', reason: ''} : {decision: 'no-opinion', reason: ''},
 }
 
 /** The chain for the given modes over the server's RBAC objects and pods, after the privileged group. */
