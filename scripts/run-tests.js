@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every compiled test file under dist/test with node's test runner (Node 20 takes no globs).
 // Usage: node scripts/run-tests.js [substring ...]  — only files whose path contains one of the substrings.
-import {readdirSync, statSync} from 'node:fs'
+import {mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawnSync} from 'node:child_process'
 
@@ -21,7 +22,25 @@ if (files.length === 0) {
   process.exit(1)
 }
 const concurrency = process.env.ORCH_TEST_CONCURRENCY ?? '2'
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
-  stdio: 'inherit',
-})
-process.exit(result.status ?? 1)
+// Every temporary directory the tests (and the servers, agents, etcd and containerd they start) make
+// goes under one directory of this run, removed at the end whatever the outcome, so runs leave no
+// litter in /tmp. Set ORCH_KEEP_TEST_TMP=1 to keep it for a post-mortem.
+const runTmp = mkdtempSync(join(tmpdir(), 'orch-tests-'))
+let status = 1
+try {
+  const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+    stdio: 'inherit',
+    env: {...process.env, TMPDIR: runTmp},
+  })
+  status = result.status ?? 1
+} finally {
+  if (process.env.ORCH_KEEP_TEST_TMP) console.error(`test temporary files kept in ${runTmp}`)
+  else {
+    try {
+      rmSync(runTmp, {recursive: true, force: true, maxRetries: 3})
+    } catch (error) {
+      console.error(`could not remove ${runTmp}: ${error.message}`)
+    }
+  }
+}
+process.exit(status)
