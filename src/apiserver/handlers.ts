@@ -15,7 +15,8 @@ import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, type ResourceRegistry} from './registry.js'
 import {replicasFromScale, toScale} from './scale.js'
 import {listMetaOf, listView, objectView} from './views.js'
-import {cachedJson, serveWatch} from './watch.js'
+import {serveWatch} from './watch.js'
+import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
@@ -43,6 +44,7 @@ export interface HandlerOptions {
 export type VirtualKindHandler = (body: AnyObject, user: UserInfo | undefined) => AnyObject
 
 const VIEW_GROUPS = ['meta.orch.io', 'meta.k8s.io']
+const NEWLINE = Buffer.from('\n')
 
 function boolParam(query: URLSearchParams, name: string): boolean | undefined {
   const value = query.get(name)
@@ -212,7 +214,7 @@ export class ResourceHandler {
         // per version of the object (shared with watches)
         const head = JSON.stringify({kind: `${declaration.kind}List`, apiVersion: registry.apiVersion, metadata: listMetaOf(result)})
         const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"items":[`)]
-        const items = result.encodedItems ?? result.items.map(cachedJson)
+        const items = result.encodedItems ?? result.items.map(jsonOf)
         const comma = Buffer.from(',')
         items.forEach((item, i) => {
           if (i > 0) parts.push(comma)
@@ -252,13 +254,16 @@ export class ResourceHandler {
 
     // writes: negotiate the response first, so a 406 stores nothing
     const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+    const plainJson = !negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty
     const reply = (code: number, object: AnyObject) =>
-      send(response, code, objectView(declaration, object, negotiated.view, now, includeObject), {
-        serializer: negotiated.serializer,
-        pretty: pretty || negotiated.pretty,
-        headers: warningHeaders(),
-        declaration,
-      })
+      plainJson
+        ? send(response, code, Buffer.concat([jsonOf(object), NEWLINE]), {serializer: negotiated.serializer, headers: warningHeaders(), preEncoded: true})
+        : send(response, code, objectView(declaration, object, negotiated.view, now, includeObject), {
+            serializer: negotiated.serializer,
+            pretty: pretty || negotiated.pretty,
+            headers: warningHeaders(),
+            declaration,
+          })
     const dryRun = dryRunParam(query)
     const fieldManager = fieldManagerOf(query, request)
     const warnings: string[] = []

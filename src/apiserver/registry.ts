@@ -20,6 +20,7 @@ import {
 } from '../storage/index.js'
 import {formatTime, resetFields, updateManagedFields} from '../machinery/managed-fields.js'
 import {compileSelectors, type Selectors} from './selectors.js'
+import {decodeStored, decodeStoredShared, encodeStored, rememberStored, storedWithVersion} from './stored-json.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
 
 export interface ListParams {
@@ -103,35 +104,6 @@ function operationOptions(operation: Operation, dryRun: boolean | undefined, con
 /** RFC 3339 at second precision, as metav1.Time serialises. */
 export const timestamp = formatTime
 
-function decodeStored(kv: KeyValue): AnyObject {
-  const object = JSON.parse(Buffer.from(kv.value).toString('utf8')) as AnyObject
-  object.metadata ??= {}
-  object.metadata.resourceVersion = String(kv.modRevision)
-  return object
-}
-
-/** Stored JSON begins apiVersion, kind, metadata, so a list can splice resourceVersion into the
- *  stored bytes without parsing them (storedWithVersion). */
-function encodeStored(object: AnyObject): Buffer {
-  const {resourceVersion: _rv, selfLink: _sl, ...metadata} = object.metadata ?? {}
-  const {apiVersion, kind, metadata: _m, ...rest} = object
-  return Buffer.from(JSON.stringify({apiVersion, kind, metadata, ...rest}))
-}
-
-const METADATA_KEY = Buffer.from('"metadata":{')
-const LEADING_TYPE_META = /^\{"apiVersion":"[^"\\]*","kind":"[^"\\]*",$/
-
-/** The stored JSON with metadata.resourceVersion put in, as bytes; undefined when the stored bytes
- *  are not laid out as encodeStored writes them (then the caller parses). */
-export function storedWithVersion(value: Uint8Array, revision: number): Buffer | undefined {
-  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-  const at = bytes.indexOf(METADATA_KEY)
-  if (at < 0 || at > 512 || !LEADING_TYPE_META.test(bytes.toString('latin1', 0, at))) return undefined
-  const cut = at + METADATA_KEY.length
-  const empty = bytes[cut] === 0x7d // '}'
-  return Buffer.concat([bytes.subarray(0, cut), Buffer.from(`"resourceVersion":"${revision}"${empty ? '' : ','}`), bytes.subarray(cut)])
-}
-
 function withoutVersion(object: AnyObject): AnyObject {
   const {resourceVersion: _rv, ...metadata} = object.metadata ?? {}
   return {...object, metadata}
@@ -175,7 +147,7 @@ export class ResourceRegistry {
     this.kindValidator = kindValidators.get(kindValidatorKey(declaration.group, declaration.kind))
     this.rootPrefix = `/registry/${declaration.group || 'core'}/${declaration.resource}/`
     this.cache = new WatchCache<AnyObject>(deps.store, this.rootPrefix, {
-      decode: decodeStored,
+      decode: decodeStoredShared,
       retentionMs: deps.watchHistoryMs ?? 5 * 60_000,
     })
   }
@@ -389,8 +361,10 @@ export class ResourceRegistry {
         return prepared
       }
       try {
-        const revision = await this.deps.store.create(this.key(namespace, prepared.metadata!.name), encodeStored(prepared))
+        const stored = encodeStored(prepared)
+        const revision = await this.deps.store.create(this.key(namespace, prepared.metadata!.name), stored)
         prepared.metadata!.resourceVersion = String(revision)
+        rememberStored(prepared, stored, revision)
         return prepared
       } catch (error) {
         await undo?.()
@@ -667,8 +641,10 @@ export class ResourceRegistry {
         await this.hooks.afterDelete?.(next)
         return next
       }
-      const revision = await this.deps.store.update(key, encodeStored(next), current.modRevision)
+      const stored = encodeStored(next)
+      const revision = await this.deps.store.update(key, stored, current.modRevision)
       next.metadata!.resourceVersion = String(revision)
+      rememberStored(next, stored, revision)
       return next
     } catch (error) {
       if (error instanceof ConflictError) return 'conflict'

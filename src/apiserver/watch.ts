@@ -6,6 +6,7 @@ import {TooOldResourceVersionError, type CacheEvent, type Watch} from '../storag
 import {JSON_TYPE, type Serializer} from './serializers.js'
 import type {ResourceRegistry} from './registry.js'
 import {objectView, type ViewRequest} from './views.js'
+import {jsonOf} from './stored-json.js'
 
 export interface WatchParams {
   resourceVersion?: string
@@ -32,17 +33,6 @@ export interface WatchServeOptions {
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
 
-/** The JSON bytes of a cached object, encoded once however many lists and watchers send it. */
-const jsonOfObject = new WeakMap<AnyObject, Buffer>()
-export function cachedJson(object: AnyObject): Buffer {
-  let bytes = jsonOfObject.get(object)
-  if (bytes === undefined) {
-    bytes = Buffer.from(JSON.stringify(object))
-    jsonOfObject.set(object, bytes)
-  }
-  return bytes
-}
-
 const FRAME_END = Buffer.from('}\n')
 
 /** The JSON watch frame of an event, built once however many watchers send it. */
@@ -50,7 +40,7 @@ const framesOfObject = new WeakMap<AnyObject, Partial<Record<EventType, Buffer>>
 function cachedJsonFrame(type: EventType, object: AnyObject): Buffer {
   let frames = framesOfObject.get(object)
   if (!frames) framesOfObject.set(object, (frames = {}))
-  return (frames[type] ??= Buffer.concat([Buffer.from(`{"type":"${type}","object":`), cachedJson(object), FRAME_END]))
+  return (frames[type] ??= Buffer.concat([Buffer.from(`{"type":"${type}","object":`), jsonOf(object), FRAME_END]))
 }
 
 /** Frames in other encodings (protobuf, CBOR), also built once per object, encoding and event type. */
