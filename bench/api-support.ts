@@ -7,7 +7,7 @@ import {createServer as createHttpsServer} from 'node:https'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Pool, type Dispatcher} from 'undici'
-import {orchBin, startOrchServer, tempDir, type RunningOrch} from '../test/support/server.js'
+import {startOrchServer, type RunningOrch} from '../test/support/server.js'
 import {BODY_BYTES, PROFILE_DIR} from './api-config.js'
 
 /** bench/api.js runs the bare server when given --bare-server */
@@ -44,53 +44,11 @@ export function installExitHooks(): void {
 }
 
 export async function startOrch(): Promise<OrchServer> {
-  const server = PROFILE_DIR ? await startProfiledOrch(PROFILE_DIR) : await startOrchServer([])
+  // a profiled server writes its profile when it exits after SIGTERM
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, {recursive: true})
+  const server = await startOrchServer([], {nodeArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []})
   orchServers.add(server)
   return server
-}
-
-/** As startOrchServer, with `node --cpu-prof` (not allowed in NODE_OPTIONS): the profile is written
- *  when the server exits after SIGTERM. */
-export async function startProfiledOrch(profileDir: string): Promise<OrchServer> {
-  mkdirSync(profileDir, {recursive: true})
-  const dataDir = tempDir('orch-bench-')
-  // its own HOME, as startOrchServer gives it: the server writes ~/.orch/config
-  const home = join(dataDir, 'home')
-  mkdirSync(home)
-  const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, orchBin, 'server', '--data-dir', dataDir, '--port', '0'], {
-    env: {...process.env, HOME: home},
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)))
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /serving url=(\S+)/.exec(output)
-      if (match) resolveUrl(match[1])
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
-    void exited.then((code) => reject(new Error(`orch server exited with ${code} before serving:\n${output}`)))
-  })
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode
-    child.kill('SIGTERM')
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-    const code = await exited
-    clearTimeout(timer)
-    return code
-  }
-  return {
-    url,
-    dataDir,
-    child,
-    stop,
-    async cleanup() {
-      await stop()
-      rmSync(dataDir, {recursive: true, force: true})
-    },
-  }
 }
 
 export async function stopOrch(server: OrchServer): Promise<void> {

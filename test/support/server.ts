@@ -110,13 +110,15 @@ export interface StartOptions {
   ca?: string
   /** listen on this port (default 0: any free one), e.g. to restart a server where its clients expect it */
   port?: number
+  /** options for node itself, e.g. --cpu-prof (not allowed in NODE_OPTIONS) */
+  nodeArgs?: string[]
 }
 
 /** Starts `orch server --port 0` and resolves once it logs its URL (it is ready then). */
 export async function startOrchServer(args: string[] = [], options: StartOptions = {}): Promise<OrchServer> {
   const dataDir = options.dataDir ?? tempDir()
   const home = options.env?.HOME ?? tempDir('orch-home-')
-  const child = spawn(process.execPath, [orchBin, 'server', '--data-dir', dataDir, '--port', String(options.port ?? 0), ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), orchBin, 'server', '--data-dir', dataDir, '--port', String(options.port ?? 0), ...args], {
     env: {...process.env, ...options.env, HOME: home},
     stdio: ['ignore', 'pipe', 'pipe'],
   })
