@@ -87,6 +87,17 @@ describe('API core: standard operations', () => {
     assertStatus(result, 400, 'BadRequest')
   })
 
+  it('PUT of a Namespace without metadata.resourceVersion is an unconditional update (Kubernetes\' namespaceStrategy allows it)', async () => {
+    await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'uncond'}})
+    const result = await api('PUT', '/api/v1/namespaces/uncond', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'uncond', labels: {a: 'b'}}})
+    assert.equal(result.status, 200, result.text)
+    assert.deepEqual(result.json.metadata.labels, {a: 'b'})
+    // a Lease does not allow it (leaseStrategy): still 422
+    await api('POST', '/apis/coordination.orch.io/v1/namespaces/default/leases', {metadata: {name: 'uncond'}, spec: {}})
+    const lease = await api('PUT', '/apis/coordination.orch.io/v1/namespaces/default/leases/uncond', {metadata: {name: 'uncond'}, spec: {holderIdentity: 'x'}})
+    assertStatus(lease, 422, 'Invalid')
+  })
+
   it('PUT of a missing ConfigMap is 404 (the kind does not create on update)', async () => {
     const result = await api('PUT', '/api/v1/namespaces/default/configmaps/absent', cm('absent'))
     assertStatus(result, 404, 'NotFound')
