@@ -138,6 +138,10 @@ export class ResourceHandler {
     if (declaration.namespaced && !info.namespace && !['list', 'watch'].includes(verb)) {
       throw errors.methodNotAllowed()
     }
+    // the router's shapes: POST goes to a collection (or a named object's subresource), PUT and PATCH
+    // to a named object; a method on the other shape is 405, as go-restful answers it
+    if (verb === 'create' && info.name && !info.subresource) throw errors.methodNotAllowed()
+    if ((verb === 'update' || verb === 'patch') && !info.name) throw errors.methodNotAllowed()
     return {declaration, registry: this.options.registries.get(declaration)!}
   }
 

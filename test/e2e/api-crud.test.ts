@@ -152,6 +152,15 @@ describe('API core: standard operations', () => {
     assertStatus(await api('DELETE', '/api/v1/namespaces'), 405, 'MethodNotAllowed')
   })
 
+  it('a method on the wrong path shape is 405: POST to a named object, PUT or PATCH to a collection; nothing is stored', async () => {
+    const post = await api('POST', '/api/v1/namespaces/default/configmaps/shape-a', cm('shape-b'))
+    assertStatus(post, 405, 'MethodNotAllowed')
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/shape-b')).status, 404)
+    assertStatus(await api('PUT', '/api/v1/namespaces/default/configmaps', cm('shape-c')), 405, 'MethodNotAllowed')
+    assertStatus(await api('PATCH', '/api/v1/namespaces/default/configmaps', {data: {}}, {'Content-Type': 'application/merge-patch+json'}), 405, 'MethodNotAllowed')
+    assertStatus(await api('PUT', '/api/v1/nodes', {metadata: {name: 'n'}}), 405, 'MethodNotAllowed')
+  })
+
   it('malformed JSON is 400 and nothing is stored', async () => {
     const result = await api('POST', '/api/v1/namespaces/default/configmaps', '{"apiVersion": "v1", "kind": ', {'Content-Type': 'application/json'})
     assertStatus(result, 400, 'BadRequest')
