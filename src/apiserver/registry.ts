@@ -229,7 +229,10 @@ export class ResourceRegistry {
     if (params.resourceVersion && (!Number.isInteger(requested) || requested! < 0)) {
       throw errors.badRequest(`invalid resource version: ${params.resourceVersion}`)
     }
-    if (match === 'Exact') return this.listFromStore(prefix, selectors, limit, requested!, undefined, params.encoded)
+    if (match === 'Exact') {
+      await this.notAhead(requested!)
+      return this.listFromStore(prefix, selectors, limit, requested!, undefined, params.encoded)
+    }
     if (requested === 0 || (requested !== undefined && match !== 'Exact')) {
       // NotOlderThan (or the legacy "0 = any"): the cache serves when it is new enough
       await this.cache.start()
@@ -238,10 +241,7 @@ export class ResourceRegistry {
         await this.cache.waitUntil(requested!, 3_000)
         return this.listFromCache(prefix, selectors)
       } catch {
-        const current = await this.deps.store.currentRevision()
-        if (requested! > current) {
-          throw errors.timeout(`Too large resource version: ${requested}, current: ${current}`)
-        }
+        await this.notAhead(requested!)
         return this.listFromStore(prefix, selectors, limit, 0, undefined, params.encoded)
       }
     }
@@ -256,6 +256,12 @@ export class ResourceRegistry {
       }
     }
     return this.listFromStore(prefix, selectors, limit, 0, undefined, params.encoded)
+  }
+
+  /** 504 Timeout (cause ResourceVersionTooLarge) when storage has not reached `requested`. */
+  async notAhead(requested: number): Promise<void> {
+    const current = await this.deps.store.currentRevision()
+    if (requested > current) throw errors.tooLargeResourceVersion(requested, current)
   }
 
   private listFromCache(prefix: string, selectors: Selectors): ListResult {

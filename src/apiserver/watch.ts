@@ -97,6 +97,8 @@ export async function serveWatch(
   if (params.sendInitialEvents && requested === undefined) {
     await cache.waitUntil(await currentRevision(registry), 10_000)
   } else if (params.sendInitialEvents && requested !== undefined && requested > 0) {
+    // a version storage has not reached: 504 with cause ResourceVersionTooLarge, as a list answers
+    await registry.notAhead(requested)
     await cache.waitUntil(requested, 10_000)
   }
   const kindMeta = {kind: registry.declaration.kind, apiVersion: registry.apiVersion}

@@ -150,6 +150,13 @@ export const errors = {
   internal: (message = 'an error on the server has prevented the request from succeeding') =>
     new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),
   timeout: (message: string) => new ApiError(504, 'Timeout', message),
+  /** a read at a resourceVersion the server has not reached (Kubernetes' NewTooLargeResourceVersionError:
+   *  client-go recognises it by the cause and relists from the latest version) */
+  tooLargeResourceVersion: (requested: number, current: number) =>
+    new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
+      causes: [{reason: 'ResourceVersionTooLarge', message: 'Too large resource version'}],
+      retryAfterSeconds: 1,
+    }),
   unavailable: (message: string) => new ApiError(503, 'ServiceUnavailable', message),
 }
 

@@ -113,6 +113,23 @@ describe('API core: lists, views and watches', () => {
     await api('DELETE', `${base}/later`)
   })
 
+  it('a resourceVersion storage has not reached is 504 Timeout with cause ResourceVersionTooLarge (list Exact, list NotOlderThan, watch with initial events), never a 500', async () => {
+    const current = Number((await api('GET', base)).json.metadata.resourceVersion)
+    const future = current + 100_000
+    for (const path of [
+      `${base}?resourceVersion=${future}&resourceVersionMatch=Exact`,
+      `${base}?resourceVersion=${future}&resourceVersionMatch=NotOlderThan`,
+      `${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=${future}`,
+    ]) {
+      const result = await api('GET', path)
+      assert.equal(result.status, 504, `${path}: ${result.text}`)
+      assert.equal(result.json.reason, 'Timeout')
+      assert.match(result.json.message, /^Timeout: Too large resource version: \d+, current: \d+$/)
+      assert.deepEqual(result.json.details.causes, [{reason: 'ResourceVersionTooLarge', message: 'Too large resource version'}])
+      assert.equal(result.json.details.retryAfterSeconds, 1)
+    }
+  })
+
   it('Table view: default columns for ConfigMap (Name, Data, Age) with rows', async () => {
     const result = await api('GET', base, undefined, {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'})
     assert.equal(result.json.kind, 'Table')
