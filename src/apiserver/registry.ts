@@ -233,6 +233,12 @@ export class ResourceRegistry {
       await this.notAhead(requested!)
       return this.listFromStore(prefix, selectors, limit, requested!, undefined, params.encoded)
     }
+    if (requested !== undefined && requested > 0 && limit > 0) {
+      // a page at a version: Kubernetes delegates it to storage (the watch cache does not page); without
+      // resourceVersionMatch it is Exact, with NotOlderThan it pages the latest state once storage is there
+      await this.notAhead(requested)
+      return this.listFromStore(prefix, selectors, limit, match === 'NotOlderThan' ? 0 : requested, undefined, params.encoded)
+    }
     if (requested === 0 || (requested !== undefined && match !== 'Exact')) {
       // NotOlderThan (or the legacy "0 = any"): the cache serves when it is new enough
       await this.cache.start()

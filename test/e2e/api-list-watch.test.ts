@@ -130,6 +130,36 @@ describe('API core: lists, views and watches', () => {
     }
   })
 
+  it('limit with a non-zero resourceVersion pages: Exact at that version without resourceVersionMatch, the latest state with NotOlderThan', async () => {
+    const before = (await api('GET', base)).json
+    const rv = before.metadata.resourceVersion
+    await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'paged-later'}})
+    try {
+      // legacy semantics: resourceVersion=N&limit=n is an exact read of that snapshot, page by page
+      const first = (await api('GET', `${base}?resourceVersion=${rv}&limit=4`)).json
+      assert.equal(first.items.length, 4)
+      assert.equal(first.metadata.resourceVersion, rv)
+      assert.equal(first.metadata.remainingItemCount, before.items.length - 4)
+      const names = first.items.map((i: any) => i.metadata.name)
+      let token = first.metadata.continue
+      while (token) {
+        const page = (await api('GET', `${base}?limit=4&continue=${encodeURIComponent(token)}`)).json
+        assert.equal(page.metadata.resourceVersion, rv)
+        names.push(...page.items.map((i: any) => i.metadata.name))
+        token = page.metadata.continue
+      }
+      assert.deepEqual(names, before.items.map((i: any) => i.metadata.name))
+      // NotOlderThan: at least that version (so the later object shows), still limited
+      const notOlder = (await api('GET', `${base}?resourceVersion=${rv}&resourceVersionMatch=NotOlderThan&limit=4`)).json
+      assert.equal(notOlder.items.length, 4)
+      assert.ok(notOlder.metadata.continue)
+      assert.equal(notOlder.metadata.remainingItemCount, before.items.length + 1 - 4)
+      assert.ok(Number(notOlder.metadata.resourceVersion) > Number(rv))
+    } finally {
+      await api('DELETE', `${base}/paged-later`)
+    }
+  })
+
   it('Table view: default columns for ConfigMap (Name, Data, Age) with rows', async () => {
     const result = await api('GET', base, undefined, {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'})
     assert.equal(result.json.kind, 'Table')
