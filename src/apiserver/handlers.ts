@@ -210,6 +210,7 @@ export class ResourceHandler {
         continue: query.get('continue') ?? undefined,
         resourceVersion: query.get('resourceVersion') ?? undefined,
         resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
+        sendInitialEvents: query.has('sendInitialEvents'),
       })
       if (asJson) {
         // items from storage are their stored bytes; from the cache, each object's JSON computed once

@@ -35,6 +35,25 @@ export interface ListParams {
   continue?: string
   resourceVersion?: string
   resourceVersionMatch?: string
+  /** the request named sendInitialEvents, which only a watch may */
+  sendInitialEvents?: boolean
+}
+
+/** Kubernetes' ValidateListOptions for a list (not a watch): every problem, as one 422. */
+function validateListOptions(params: ListParams): void {
+  const causes: FieldError[] = []
+  const match = params.resourceVersionMatch ?? ''
+  const forbidden = (message: string) => causes.push({type: 'FieldValueForbidden', field: 'resourceVersionMatch', message})
+  if (match) {
+    if (!params.resourceVersion) forbidden('resourceVersionMatch is forbidden unless resourceVersion is provided')
+    if (params.continue) forbidden('resourceVersionMatch is forbidden when continue is provided')
+    if (match !== 'NotOlderThan' && match !== 'Exact') {
+      causes.push({type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: match, message: 'supported values: "Exact", "NotOlderThan", ""'})
+    }
+    if (match === 'Exact' && params.resourceVersion === '0') forbidden('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+  }
+  if (params.sendInitialEvents) causes.push({type: 'FieldValueForbidden', field: 'sendInitialEvents', message: 'sendInitialEvents is forbidden for list'})
+  if (causes.length > 0) throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', causes)
 }
 
 export interface WriteOptions {
@@ -208,18 +227,10 @@ export class ResourceRegistry {
     const prefix = this.prefix(namespace)
     const limit = params.limit && params.limit > 0 ? params.limit : 0
     const match = params.resourceVersionMatch ?? ''
-    if (match && match !== 'NotOlderThan' && match !== 'Exact') {
-      throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [
-        {type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: match, message: 'supported values: "Exact", "NotOlderThan"'},
-      ])
-    }
-    if (match && !params.resourceVersion) {
-      throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [
-        {type: 'FieldValueForbidden', field: 'resourceVersionMatch', message: 'resourceVersionMatch is forbidden unless resourceVersion is provided'},
-      ])
-    }
+    validateListOptions(params)
     if (params.continue) {
-      if (params.resourceVersion) {
+      // "0" with a continue token is tolerated, as Kubernetes does
+      if (params.resourceVersion && params.resourceVersion !== '0') {
         throw errors.badRequest('specifying resource version is not allowed when using continue')
       }
       const token = decodeContinue(params.continue, prefix, this.deps.now(), this.deps.continueTokenTtlMs)

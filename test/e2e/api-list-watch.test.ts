@@ -160,6 +160,23 @@ describe('API core: lists, views and watches', () => {
     }
   })
 
+  it('ListOptions are validated as Kubernetes does: Exact with resourceVersion "0", resourceVersionMatch with continue and sendInitialEvents on a list are 422; continue with resourceVersion "0" is tolerated', async () => {
+    const invalid = async (path: string, message: RegExp) => {
+      const result = await api('GET', path)
+      assert.equal(result.status, 422, `${path}: ${result.text}`)
+      assert.equal(result.json.reason, 'Invalid')
+      assert.equal(result.json.details.kind, 'ListOptions')
+      assert.match(result.json.message, message)
+    }
+    await invalid(`${base}?resourceVersion=0&resourceVersionMatch=Exact`, /resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"/)
+    await invalid(`${base}?sendInitialEvents=true`, /sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list/)
+    const token = (await api('GET', `${base}?limit=2`)).json.metadata.continue
+    await invalid(`${base}?limit=2&continue=${encodeURIComponent(token)}&resourceVersionMatch=NotOlderThan`, /resourceVersionMatch is forbidden when continue is provided/)
+    const tolerated = await api('GET', `${base}?limit=2&continue=${encodeURIComponent(token)}&resourceVersion=0`)
+    assert.equal(tolerated.status, 200, tolerated.text)
+    assert.equal(tolerated.json.items.length, 2)
+  })
+
   it('Table view: default columns for ConfigMap (Name, Data, Age) with rows', async () => {
     const result = await api('GET', base, undefined, {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'})
     assert.equal(result.json.kind, 'Table')
