@@ -244,6 +244,7 @@ export class ResourceHandler {
           timeoutSeconds: intParam(query, 'timeoutSeconds'),
           labelSelector: query.get('labelSelector') ?? undefined,
           fieldSelector: query.get('fieldSelector') ?? undefined,
+          watchListEnabled: this.options.gates['WatchList'] !== false,
         },
         {
           serializer: negotiated.serializer,

@@ -15,6 +15,8 @@ export interface WatchParams {
   timeoutSeconds?: number
   labelSelector?: string
   fieldSelector?: string
+  /** gate WatchList (beta, on by default): sendInitialEvents is refused when it is off */
+  watchListEnabled?: boolean
 }
 
 export interface WatchServeOptions {
@@ -69,6 +71,9 @@ export function validateWatchParams(params: WatchParams): void {
   if (params.sendInitialEvents !== undefined) {
     if (params.resourceVersionMatch !== 'NotOlderThan') {
       throw invalid('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan')
+    }
+    if (params.watchListEnabled === false) {
+      throw invalid('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled')
     }
   } else if (params.resourceVersionMatch) {
     throw invalid('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided')

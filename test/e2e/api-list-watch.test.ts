@@ -290,3 +290,20 @@ describe('API core: watch history', () => {
     }
   })
 })
+
+describe('API core: feature gate WatchList', () => {
+  it('with --feature-gates WatchList=false, a watch with sendInitialEvents is 422 (sendInitialEvents is forbidden unless the WatchList gate is enabled); plain watches still work', async () => {
+    const server = await startOrchServer(['--feature-gates', 'WatchList=false'])
+    try {
+      const path = '/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true'
+      const result = await call(server.url, 'GET', path)
+      assert.equal(result.status, 422, result.text)
+      assert.match(result.json.message, /sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled/)
+      const rv = (await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion
+      const stream = await openWatch(server.url, `/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1&resourceVersion=${rv}`)
+      await stream.ended
+    } finally {
+      await server.cleanup()
+    }
+  })
+})
