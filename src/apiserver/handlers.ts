@@ -1,7 +1,7 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {bindingRejection, pod, podBinding, validateBinding} from '../api/core/pod.js'
-import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
+import type {AnyObject, FieldError, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
@@ -359,6 +359,7 @@ export class ResourceHandler {
         propagationPolicy: query.get('propagationPolicy') ?? body.propagationPolicy,
         orphanDependents: boolParam(query, 'orphanDependents') ?? body.orphanDependents,
       }
+      validateDeleteOptions(options)
       if (verb === 'deletecollection') {
         const status = await registry.deleteCollection(
           info.namespace,
@@ -479,6 +480,21 @@ export class ResourceHandler {
     )
     return object
   }
+}
+
+/** Kubernetes' ValidateDeleteOptions (the dryRun values are checked where they are read). */
+function validateDeleteOptions(options: {propagationPolicy?: unknown; orphanDependents?: unknown}): void {
+  const causes: FieldError[] = []
+  const policy = options.propagationPolicy
+  if (policy !== undefined && policy !== null) {
+    if (options.orphanDependents !== undefined && options.orphanDependents !== null) {
+      causes.push({type: 'FieldValueInvalid', field: 'propagationPolicy', value: policy, message: 'orphanDependents and deletionPropagation cannot be both set'})
+    }
+    if (policy !== 'Foreground' && policy !== 'Background' && policy !== 'Orphan') {
+      causes.push({type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, message: 'supported values: "Foreground", "Background", "Orphan", "nil"'})
+    }
+  }
+  if (causes.length > 0) throw errors.invalid({group: 'meta.orch.io', kind: 'DeleteOptions'}, '', causes)
 }
 
 /**

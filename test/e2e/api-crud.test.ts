@@ -195,6 +195,20 @@ describe('API core: standard operations', () => {
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/survivor')).status, 200)
   })
 
+  it('DeleteOptions are validated: an unknown propagationPolicy, or one set together with orphanDependents, is 422 and deletes nothing', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('kept'))
+    const unknown = await api('DELETE', '/api/v1/namespaces/default/configmaps/kept?propagationPolicy=Sideways')
+    assertStatus(unknown, 422, 'Invalid')
+    assert.equal(unknown.json.details.kind, 'DeleteOptions')
+    assert.match(unknown.json.message, /propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"/)
+    const both = await api('DELETE', '/api/v1/namespaces/default/configmaps', {kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', orphanDependents: true})
+    assertStatus(both, 422, 'Invalid')
+    assert.match(both.json.message, /orphanDependents and deletionPropagation cannot be both set/)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/kept')).status, 200)
+    const ok = await api('DELETE', '/api/v1/namespaces/default/configmaps/kept?propagationPolicy=Foreground')
+    assert.equal(ok.status, 200, ok.text)
+  })
+
   it('a wrong apiVersion or kind for the path is 400', async () => {
     const wrongKind = await api('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'x'}})
     assertStatus(wrongKind, 400, 'BadRequest')
