@@ -7,7 +7,7 @@ import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFi
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
-import {ApiError, errors, successStatus} from '../machinery/status.js'
+import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
 import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
@@ -194,12 +194,14 @@ export class ResourceHandler {
 
     if (verb === 'get') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+      checkTableOptions(negotiated.view, includeObject)
       const object = await registry.get(info.namespace, info.name)
       const body = info.subresource === 'scale' ? toScale(object) : objectView(declaration, object, negotiated.view, now, includeObject)
       return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})
     }
     if (verb === 'list') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadataList'])
+      checkTableOptions(negotiated.view, includeObject)
       const asJson = !negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty
       const result = await registry.list(info.namespace, {
         encoded: asJson,
@@ -231,6 +233,7 @@ export class ResourceHandler {
     }
     if (verb === 'watch') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+      checkTableOptions(negotiated.view, includeObject)
       return serveWatch(
         request,
         response,
@@ -258,6 +261,7 @@ export class ResourceHandler {
 
     // writes: negotiate the response first, so a 406 stores nothing
     const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+    checkTableOptions(negotiated.view, includeObject)
     const reply = (code: number, object: AnyObject) =>
       send(response, code, objectView(declaration, object, negotiated.view, now, includeObject), {
         serializer: negotiated.serializer,
@@ -480,6 +484,14 @@ export class ResourceHandler {
     )
     return object
   }
+}
+
+/** Kubernetes' ValidateTableOptions, checked when a Table is what is served: 400 for an includeObject
+ *  other than None, Metadata or Object. */
+function checkTableOptions(view: {as: string} | undefined, includeObject: string | undefined): void {
+  if (view?.as !== 'Table' || includeObject === undefined || ['', 'None', 'Metadata', 'Object'].includes(includeObject)) return
+  const cause = formatFieldError({type: 'FieldValueInvalid', field: 'includeObject', value: includeObject, message: "must be 'Metadata', 'Object', 'None', or empty"})
+  throw errors.badRequest(`Unable to convert to Table as requested: ${cause}`)
 }
 
 /** Kubernetes' ValidateDeleteOptions (the dryRun values are checked where they are read). */

@@ -186,6 +186,20 @@ describe('API core: lists, views and watches', () => {
     assert.equal(result.json.rows[0].object.kind, 'PartialObjectMetadata')
   })
 
+  it('includeObject other than None, Metadata or Object is 400 when a Table is served (Kubernetes\' ValidateTableOptions); None leaves the row objects out', async () => {
+    const table = {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'}
+    const bad = await api('GET', `${base}?includeObject=Everything`, undefined, table)
+    assert.equal(bad.status, 400, bad.text)
+    assert.equal(bad.json.reason, 'BadRequest')
+    assert.equal(bad.json.message, `Unable to convert to Table as requested: includeObject: Invalid value: "Everything": must be 'Metadata', 'Object', 'None', or empty`)
+    assert.equal((await api('GET', `${base}/item-1?includeObject=Everything`, undefined, table)).status, 400)
+    const none = await api('GET', `${base}?includeObject=None`, undefined, table)
+    assert.equal(none.status, 200, none.text)
+    assert.equal(none.json.rows[0].object, undefined)
+    // without a Table the parameter means nothing, as in Kubernetes
+    assert.equal((await api('GET', `${base}?includeObject=Everything`)).status, 200)
+  })
+
   it('Table view in YAML', async () => {
     const result = await api('GET', base, undefined, {Accept: 'application/yaml;as=Table;g=meta.orch.io;v=v1'})
     assert.match(result.text, /^kind: Table$/m)
