@@ -468,6 +468,13 @@ export class ResourceHandler {
               ? strategicMergePatch(current, patch, registry.declaration.schema)
               : applyMergePatch(current, patch),
         )
+        // the patched object still names the URL's object (Kubernetes' checkName after applying a patch)
+        const patchedName = patched.metadata?.name ?? ''
+        if (patchedName !== info.name) throw errors.badRequest(`the name of the object (${patchedName}) does not match the name on the URL (${info.name})`)
+        const patchedNamespace = patched.metadata?.namespace ?? ''
+        if (registry.declaration.namespaced && patchedNamespace && patchedNamespace !== info.namespace) {
+          throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
+        }
         // a resourceVersion the patch sets is a precondition, as in Kubernetes
         const patchedRv = patched.metadata?.resourceVersion
         if (patchedRv && patchedRv !== current.metadata?.resourceVersion) {

@@ -275,6 +275,21 @@ describe('API core: standard operations', () => {
     assert.deepEqual(viaStatus.json.metadata.labels, {a: 'b'})
   })
 
+  it('a patch that renames the object or moves it to another namespace is 400 (Kubernetes\' checkName), never silently ignored', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('fixed-name', {a: '1'}))
+    const path = '/api/v1/namespaces/default/configmaps/fixed-name'
+    const renamed = await api('PATCH', path, {metadata: {name: 'other-name'}, data: {a: '2'}}, {'Content-Type': 'application/merge-patch+json'})
+    assertStatus(renamed, 400, 'BadRequest')
+    assert.equal(renamed.json.message, 'the name of the object (other-name) does not match the name on the URL (fixed-name)')
+    const unnamed = await api('PATCH', path, [{op: 'remove', path: '/metadata/name'}], {'Content-Type': 'application/json-patch+json'})
+    assertStatus(unnamed, 400, 'BadRequest')
+    const moved = await api('PATCH', path, {metadata: {namespace: 'orch-system'}}, {'Content-Type': 'application/strategic-merge-patch+json'})
+    assertStatus(moved, 400, 'BadRequest')
+    assert.equal(moved.json.message, 'the namespace of the provided object does not match the namespace sent on the request')
+    assert.deepEqual((await api('GET', path)).json.data, {a: '1'})
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/other-name')).status, 404)
+  })
+
   it('JSON merge patch and JSON patch change the object; a failed JSON patch test is 422', async () => {
     await api('POST', '/api/v1/namespaces/default/configmaps', cm('patched', {a: '1'}))
     const merged = await api('PATCH', '/api/v1/namespaces/default/configmaps/patched', {data: {b: '2'}}, {'Content-Type': 'application/merge-patch+json'})
