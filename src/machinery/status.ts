@@ -129,7 +129,9 @@ export const errors = {
   invalid: (kind: {group: string; kind: string}, name: string, causes: FieldError[]) => {
     const rendered = causes.map(formatFieldError)
     const summary = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`
-    return new ApiError(422, 'Invalid', `${kind.kind} "${name}" is invalid: ${summary}`, {
+    // the kind qualified by its group (schema.GroupKind.String()): `StatefulSet.apps "web" is invalid`
+    const qualifiedKind = kind.group ? `${kind.kind}.${kind.group}` : kind.kind
+    return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${summary}`, {
       name,
       group: kind.group || undefined,
       kind: kind.kind,

@@ -224,6 +224,16 @@ describe('API core: standard operations', () => {
     assert.match(result.json.message, /^ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/)
   })
 
+  it('a 422 message names the kind qualified by its group, as Kubernetes\' NewInvalid (StatefulSet.apps "x" is invalid); core kinds have no suffix', async () => {
+    const result = await api('POST', '/apis/apps/v1/namespaces/default/statefulsets', {apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'Bad_Name'}, spec: {}})
+    assertStatus(result, 422, 'Invalid')
+    assert.match(result.json.message, /^StatefulSet\.apps "Bad_Name" is invalid: /)
+    assert.equal(result.json.details.kind, 'StatefulSet')
+    assert.equal(result.json.details.group, 'apps')
+    const options = await api('GET', '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact')
+    assert.match(options.json.message, /^ListOptions\.meta\.orch\.io "" is invalid: /)
+  })
+
   it('a namespace name that is not a DNS label is 422', async () => {
     const result = await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'a.b'}})
     assertStatus(result, 422, 'Invalid')
