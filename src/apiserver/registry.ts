@@ -531,8 +531,9 @@ export class ResourceRegistry {
     body = {...body}
     this.checkTypeMeta(body)
     const meta = body.metadata ?? {}
-    if (meta.name !== undefined && meta.name !== name) {
-      throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`)
+    // Kubernetes' checkName: the body names the object of the URL; a body without a name does not
+    if ((meta.name ?? '') !== name) {
+      throw errors.badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`)
     }
     if (this.declaration.namespaced && meta.namespace && meta.namespace !== namespace) {
       throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')

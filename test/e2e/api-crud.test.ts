@@ -87,6 +87,20 @@ describe('API core: standard operations', () => {
     assertStatus(result, 400, 'BadRequest')
   })
 
+  it('PUT whose body has no metadata.name is 400 (Kubernetes\' checkName: "" does not match the URL), also on /status and for kinds that create on update', async () => {
+    const created = (await api('POST', '/api/v1/namespaces/default/configmaps', cm('nameless'))).json
+    const {name: _name, ...withoutName} = created.metadata
+    const result = await api('PUT', '/api/v1/namespaces/default/configmaps/nameless', {...created, metadata: withoutName, data: {k: 'changed'}})
+    assertStatus(result, 400, 'BadRequest')
+    assert.equal(result.json.message, 'the name of the object () does not match the name on the URL (nameless)')
+    assert.deepEqual((await api('GET', '/api/v1/namespaces/default/configmaps/nameless')).json.data, {k: 'v'})
+    const ns = (await api('GET', '/api/v1/namespaces/default')).json
+    assertStatus(await api('PUT', '/api/v1/namespaces/default/status', {...ns, metadata: {}}), 400, 'BadRequest')
+    const lease = await api('PUT', '/apis/coordination.orch.io/v1/namespaces/default/leases/nameless', {spec: {}})
+    assertStatus(lease, 400, 'BadRequest')
+    assert.equal((await api('GET', '/apis/coordination.orch.io/v1/namespaces/default/leases/nameless')).status, 404)
+  })
+
   it('PUT of a Namespace without metadata.resourceVersion is an unconditional update (Kubernetes\' namespaceStrategy allows it)', async () => {
     await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'uncond'}})
     const result = await api('PUT', '/api/v1/namespaces/uncond', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'uncond', labels: {a: 'b'}}})
