@@ -373,7 +373,7 @@ export class ResourceHandler {
         return send(response, 200, status, {serializer: negotiated.serializer, pretty, declaration})
       }
       const result = await registry.delete(info.namespace, info.name, options)
-      if (result.deleted) return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty, declaration})
+      if (result.deleted && !declaration.returnDeletedObject) return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty, declaration})
       return reply(result.code, result.object)
     }
     throw errors.methodNotAllowed()
