@@ -180,6 +180,9 @@ export interface KindDeclaration {
   prepareForDelete?(object: AnyObject): void
   /** graceful deletion (Pod): the seconds the object stays, marked, before it goes; 0 or undefined = at once */
   deletionGracePeriod?(object: AnyObject, requested: number | undefined): number | undefined
+  /** a delete that removes the object at once answers the deleted object instead of a success Status
+   *  (Kubernetes' store option ReturnDeletedObject, set for pods) */
+  returnDeletedObject?: true
   /** a create-only kind answered by the server and never stored (SubjectAccessReview, TokenReview) */
   virtual?: true
   /** false for kinds that cannot be shown as a Table (virtual kinds): Table-only Accept is 406 */

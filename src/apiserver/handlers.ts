@@ -1,13 +1,13 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {bindingRejection, pod, podBinding, validateBinding} from '../api/core/pod.js'
-import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
+import type {AnyObject, FieldError, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
-import {ApiError, errors, successStatus} from '../machinery/status.js'
+import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
 import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
@@ -140,6 +140,10 @@ export class ResourceHandler {
     if (declaration.namespaced && !info.namespace && !['list', 'watch'].includes(verb)) {
       throw errors.methodNotAllowed()
     }
+    // the router's shapes: POST goes to a collection (or a named object's subresource), PUT and PATCH
+    // to a named object; a method on the other shape is 405, as go-restful answers it
+    if (verb === 'create' && info.name && !info.subresource) throw errors.methodNotAllowed()
+    if ((verb === 'update' || verb === 'patch') && !info.name) throw errors.methodNotAllowed()
     return {declaration, registry: this.options.registries.get(declaration)!}
   }
 
@@ -192,12 +196,14 @@ export class ResourceHandler {
 
     if (verb === 'get') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+      checkTableOptions(negotiated.view, includeObject)
       const object = await registry.get(info.namespace, info.name)
       const body = info.subresource === 'scale' ? toScale(object) : objectView(declaration, object, negotiated.view, now, includeObject)
       return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})
     }
     if (verb === 'list') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadataList'])
+      checkTableOptions(negotiated.view, includeObject)
       const asJson = !negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty
       const result = await registry.list(info.namespace, {
         encoded: asJson,
@@ -208,6 +214,7 @@ export class ResourceHandler {
         continue: query.get('continue') ?? undefined,
         resourceVersion: query.get('resourceVersion') ?? undefined,
         resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
+        sendInitialEvents: query.has('sendInitialEvents'),
       })
       if (asJson) {
         // items from storage are their stored bytes; from the cache, each object's JSON computed once
@@ -228,6 +235,7 @@ export class ResourceHandler {
     }
     if (verb === 'watch') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+      checkTableOptions(negotiated.view, includeObject)
       return serveWatch(
         request,
         response,
@@ -241,6 +249,7 @@ export class ResourceHandler {
           timeoutSeconds: intParam(query, 'timeoutSeconds'),
           labelSelector: query.get('labelSelector') ?? undefined,
           fieldSelector: query.get('fieldSelector') ?? undefined,
+          watchListEnabled: this.options.gates['WatchList'] !== false,
         },
         {
           serializer: negotiated.serializer,
@@ -254,6 +263,7 @@ export class ResourceHandler {
 
     // writes: negotiate the response first, so a 406 stores nothing
     const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+    checkTableOptions(negotiated.view, includeObject)
     const plainJson = !negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty
     const reply = (code: number, object: AnyObject) =>
       plainJson
@@ -358,6 +368,7 @@ export class ResourceHandler {
         propagationPolicy: query.get('propagationPolicy') ?? body.propagationPolicy,
         orphanDependents: boolParam(query, 'orphanDependents') ?? body.orphanDependents,
       }
+      validateDeleteOptions(options)
       if (verb === 'deletecollection') {
         const status = await registry.deleteCollection(
           info.namespace,
@@ -367,7 +378,7 @@ export class ResourceHandler {
         return send(response, 200, status, {serializer: negotiated.serializer, pretty, declaration})
       }
       const result = await registry.delete(info.namespace, info.name, options)
-      if (result.deleted) return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty, declaration})
+      if (result.deleted && !declaration.returnDeletedObject) return send(response, result.code, result.status, {serializer: negotiated.serializer, pretty, declaration})
       return reply(result.code, result.object)
     }
     throw errors.methodNotAllowed()
@@ -462,6 +473,13 @@ export class ResourceHandler {
               ? strategicMergePatch(current, patch, registry.declaration.schema)
               : applyMergePatch(current, patch),
         )
+        // the patched object still names the URL's object (Kubernetes' checkName after applying a patch)
+        const patchedName = patched.metadata?.name ?? ''
+        if (patchedName !== info.name) throw errors.badRequest(`the name of the object (${patchedName}) does not match the name on the URL (${info.name})`)
+        const patchedNamespace = patched.metadata?.namespace ?? ''
+        if (registry.declaration.namespaced && patchedNamespace && patchedNamespace !== info.namespace) {
+          throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
+        }
         // a resourceVersion the patch sets is a precondition, as in Kubernetes
         const patchedRv = patched.metadata?.resourceVersion
         if (patchedRv && patchedRv !== current.metadata?.resourceVersion) {
@@ -478,6 +496,29 @@ export class ResourceHandler {
     )
     return object
   }
+}
+
+/** Kubernetes' ValidateTableOptions, checked when a Table is what is served: 400 for an includeObject
+ *  other than None, Metadata or Object. */
+function checkTableOptions(view: {as: string} | undefined, includeObject: string | undefined): void {
+  if (view?.as !== 'Table' || includeObject === undefined || ['', 'None', 'Metadata', 'Object'].includes(includeObject)) return
+  const cause = formatFieldError({type: 'FieldValueInvalid', field: 'includeObject', value: includeObject, message: "must be 'Metadata', 'Object', 'None', or empty"})
+  throw errors.badRequest(`Unable to convert to Table as requested: ${cause}`)
+}
+
+/** Kubernetes' ValidateDeleteOptions (the dryRun values are checked where they are read). */
+function validateDeleteOptions(options: {propagationPolicy?: unknown; orphanDependents?: unknown}): void {
+  const causes: FieldError[] = []
+  const policy = options.propagationPolicy
+  if (policy !== undefined && policy !== null) {
+    if (options.orphanDependents !== undefined && options.orphanDependents !== null) {
+      causes.push({type: 'FieldValueInvalid', field: 'propagationPolicy', value: policy, message: 'orphanDependents and deletionPropagation cannot be both set'})
+    }
+    if (policy !== 'Foreground' && policy !== 'Background' && policy !== 'Orphan') {
+      causes.push({type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, message: 'supported values: "Foreground", "Background", "Orphan", "nil"'})
+    }
+  }
+  if (causes.length > 0) throw errors.invalid({group: 'meta.orch.io', kind: 'DeleteOptions'}, '', causes)
 }
 
 /**

@@ -36,6 +36,25 @@ export interface ListParams {
   continue?: string
   resourceVersion?: string
   resourceVersionMatch?: string
+  /** the request named sendInitialEvents, which only a watch may */
+  sendInitialEvents?: boolean
+}
+
+/** Kubernetes' ValidateListOptions for a list (not a watch): every problem, as one 422. */
+function validateListOptions(params: ListParams): void {
+  const causes: FieldError[] = []
+  const match = params.resourceVersionMatch ?? ''
+  const forbidden = (message: string) => causes.push({type: 'FieldValueForbidden', field: 'resourceVersionMatch', message})
+  if (match) {
+    if (!params.resourceVersion) forbidden('resourceVersionMatch is forbidden unless resourceVersion is provided')
+    if (params.continue) forbidden('resourceVersionMatch is forbidden when continue is provided')
+    if (match !== 'NotOlderThan' && match !== 'Exact') {
+      causes.push({type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: match, message: 'supported values: "Exact", "NotOlderThan", ""'})
+    }
+    if (match === 'Exact' && params.resourceVersion === '0') forbidden('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+  }
+  if (params.sendInitialEvents) causes.push({type: 'FieldValueForbidden', field: 'sendInitialEvents', message: 'sendInitialEvents is forbidden for list'})
+  if (causes.length > 0) throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', causes)
 }
 
 export interface WriteOptions {
@@ -180,18 +199,10 @@ export class ResourceRegistry {
     const prefix = this.prefix(namespace)
     const limit = params.limit && params.limit > 0 ? params.limit : 0
     const match = params.resourceVersionMatch ?? ''
-    if (match && match !== 'NotOlderThan' && match !== 'Exact') {
-      throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [
-        {type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: match, message: 'supported values: "Exact", "NotOlderThan"'},
-      ])
-    }
-    if (match && !params.resourceVersion) {
-      throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', [
-        {type: 'FieldValueForbidden', field: 'resourceVersionMatch', message: 'resourceVersionMatch is forbidden unless resourceVersion is provided'},
-      ])
-    }
+    validateListOptions(params)
     if (params.continue) {
-      if (params.resourceVersion) {
+      // "0" with a continue token is tolerated, as Kubernetes does
+      if (params.resourceVersion && params.resourceVersion !== '0') {
         throw errors.badRequest('specifying resource version is not allowed when using continue')
       }
       const token = decodeContinue(params.continue, prefix, this.deps.now(), this.deps.continueTokenTtlMs)
@@ -201,7 +212,16 @@ export class ResourceRegistry {
     if (params.resourceVersion && (!Number.isInteger(requested) || requested! < 0)) {
       throw errors.badRequest(`invalid resource version: ${params.resourceVersion}`)
     }
-    if (match === 'Exact') return this.listFromStore(prefix, selectors, limit, requested!, undefined, params.encoded)
+    if (match === 'Exact') {
+      await this.notAhead(requested!)
+      return this.listFromStore(prefix, selectors, limit, requested!, undefined, params.encoded)
+    }
+    if (requested !== undefined && requested > 0 && limit > 0) {
+      // a page at a version: Kubernetes delegates it to storage (the watch cache does not page); without
+      // resourceVersionMatch it is Exact, with NotOlderThan it pages the latest state once storage is there
+      await this.notAhead(requested)
+      return this.listFromStore(prefix, selectors, limit, match === 'NotOlderThan' ? 0 : requested, undefined, params.encoded)
+    }
     if (requested === 0 || (requested !== undefined && match !== 'Exact')) {
       // NotOlderThan (or the legacy "0 = any"): the cache serves when it is new enough
       await this.cache.start()
@@ -210,10 +230,7 @@ export class ResourceRegistry {
         await this.cache.waitUntil(requested!, 3_000)
         return this.listFromCache(prefix, selectors)
       } catch {
-        const current = await this.deps.store.currentRevision()
-        if (requested! > current) {
-          throw errors.timeout(`Too large resource version: ${requested}, current: ${current}`)
-        }
+        await this.notAhead(requested!)
         return this.listFromStore(prefix, selectors, limit, 0, undefined, params.encoded)
       }
     }
@@ -228,6 +245,12 @@ export class ResourceRegistry {
       }
     }
     return this.listFromStore(prefix, selectors, limit, 0, undefined, params.encoded)
+  }
+
+  /** 504 Timeout (cause ResourceVersionTooLarge) when storage has not reached `requested`. */
+  async notAhead(requested: number): Promise<void> {
+    const current = await this.deps.store.currentRevision()
+    if (requested > current) throw errors.tooLargeResourceVersion(requested, current)
   }
 
   private listFromCache(prefix: string, selectors: Selectors): ListResult {
@@ -482,8 +505,9 @@ export class ResourceRegistry {
     body = {...body}
     this.checkTypeMeta(body)
     const meta = body.metadata ?? {}
-    if (meta.name !== undefined && meta.name !== name) {
-      throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`)
+    // Kubernetes' checkName: the body names the object of the URL; a body without a name does not
+    if ((meta.name ?? '') !== name) {
+      throw errors.badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`)
     }
     if (this.declaration.namespaced && meta.namespace && meta.namespace !== namespace) {
       throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')

@@ -16,6 +16,8 @@ export interface WatchParams {
   timeoutSeconds?: number
   labelSelector?: string
   fieldSelector?: string
+  /** gate WatchList (beta, on by default): sendInitialEvents is refused when it is off */
+  watchListEnabled?: boolean
 }
 
 export interface WatchServeOptions {
@@ -60,6 +62,9 @@ export function validateWatchParams(params: WatchParams): void {
     if (params.resourceVersionMatch !== 'NotOlderThan') {
       throw invalid('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan')
     }
+    if (params.watchListEnabled === false) {
+      throw invalid('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled')
+    }
   } else if (params.resourceVersionMatch) {
     throw invalid('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided')
   }
@@ -87,6 +92,8 @@ export async function serveWatch(
   if (params.sendInitialEvents && requested === undefined) {
     await cache.waitUntil(await currentRevision(registry), 10_000)
   } else if (params.sendInitialEvents && requested !== undefined && requested > 0) {
+    // a version storage has not reached: 504 with cause ResourceVersionTooLarge, as a list answers
+    await registry.notAhead(requested)
     await cache.waitUntil(requested, 10_000)
   }
   const kindMeta = {kind: registry.declaration.kind, apiVersion: registry.apiVersion}

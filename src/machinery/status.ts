@@ -129,7 +129,9 @@ export const errors = {
   invalid: (kind: {group: string; kind: string}, name: string, causes: FieldError[]) => {
     const rendered = causes.map(formatFieldError)
     const summary = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`
-    return new ApiError(422, 'Invalid', `${kind.kind} "${name}" is invalid: ${summary}`, {
+    // the kind qualified by its group (schema.GroupKind.String()): `StatefulSet.apps "web" is invalid`
+    const qualifiedKind = kind.group ? `${kind.kind}.${kind.group}` : kind.kind
+    return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${summary}`, {
       name,
       group: kind.group || undefined,
       kind: kind.kind,
@@ -150,6 +152,13 @@ export const errors = {
   internal: (message = 'an error on the server has prevented the request from succeeding') =>
     new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),
   timeout: (message: string) => new ApiError(504, 'Timeout', message),
+  /** a read at a resourceVersion the server has not reached (Kubernetes' NewTooLargeResourceVersionError:
+   *  client-go recognises it by the cause and relists from the latest version) */
+  tooLargeResourceVersion: (requested: number, current: number) =>
+    new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
+      causes: [{reason: 'ResourceVersionTooLarge', message: 'Too large resource version'}],
+      retryAfterSeconds: 1,
+    }),
   unavailable: (message: string) => new ApiError(503, 'ServiceUnavailable', message),
 }
 

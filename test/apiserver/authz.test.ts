@@ -323,19 +323,19 @@ describe('SubjectAccessReview', () => {
       )
     invalid(
       review({user: 'bob', resourceAttributes: {verb: 'get', resource: 'pods'}, nonResourceAttributes: {path: '/apis', verb: 'get'}}),
-      'SubjectAccessReview "" is invalid: spec.nonResourceAttributes: Invalid value: {"path":"/apis","verb":"get"}: cannot be specified in combination with resourceAttributes',
+      'SubjectAccessReview.authorization.orch.io "" is invalid: spec.nonResourceAttributes: Invalid value: {"path":"/apis","verb":"get"}: cannot be specified in combination with resourceAttributes',
     )
     invalid(
       review({}),
-      'SubjectAccessReview "" is invalid: [spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: "": at least one of user or group must be specified]',
+      'SubjectAccessReview.authorization.orch.io "" is invalid: [spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: "": at least one of user or group must be specified]',
     )
     invalid(
       review({user: 'bob', resourceAttributes: {verb: 'list', resource: 'pods', fieldSelector: {}}}),
-      'SubjectAccessReview "" is invalid: spec.resourceAttributes.fieldSelector.requirements: Required value: when spec.resourceAttributes.fieldSelector is specified, requirements or rawSelector is required',
+      'SubjectAccessReview.authorization.orch.io "" is invalid: spec.resourceAttributes.fieldSelector.requirements: Required value: when spec.resourceAttributes.fieldSelector is specified, requirements or rawSelector is required',
     )
     invalid(
       review({user: 'bob', nonResourceAttributes: {path: '/', verb: 'get'}}, {name: 'x'}),
-      'SubjectAccessReview "" is invalid: metadata: Invalid value: {"name":"x"}: must be empty',
+      'SubjectAccessReview.authorization.orch.io "" is invalid: metadata: Invalid value: {"name":"x"}: must be empty',
     )
     // what kubectl sends is fine
     assert.doesNotThrow(() => subjectAccessReview(authorizer, review({user: 'bob', nonResourceAttributes: {path: '/', verb: 'get'}}, {creationTimestamp: null})))
@@ -355,7 +355,7 @@ describe('SubjectAccessReview', () => {
       () => selfSubjectAccessReview(authorizer, bob, {spec: {}}),
       (e: unknown) =>
         isApiError(e) &&
-        e.message === 'SelfSubjectAccessReview "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+        e.message === 'SelfSubjectAccessReview.authorization.orch.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
     )
   })
 })

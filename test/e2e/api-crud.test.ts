@@ -87,6 +87,31 @@ describe('API core: standard operations', () => {
     assertStatus(result, 400, 'BadRequest')
   })
 
+  it('PUT whose body has no metadata.name is 400 (Kubernetes\' checkName: "" does not match the URL), also on /status and for kinds that create on update', async () => {
+    const created = (await api('POST', '/api/v1/namespaces/default/configmaps', cm('nameless'))).json
+    const {name: _name, ...withoutName} = created.metadata
+    const result = await api('PUT', '/api/v1/namespaces/default/configmaps/nameless', {...created, metadata: withoutName, data: {k: 'changed'}})
+    assertStatus(result, 400, 'BadRequest')
+    assert.equal(result.json.message, 'the name of the object () does not match the name on the URL (nameless)')
+    assert.deepEqual((await api('GET', '/api/v1/namespaces/default/configmaps/nameless')).json.data, {k: 'v'})
+    const ns = (await api('GET', '/api/v1/namespaces/default')).json
+    assertStatus(await api('PUT', '/api/v1/namespaces/default/status', {...ns, metadata: {}}), 400, 'BadRequest')
+    const lease = await api('PUT', '/apis/coordination.orch.io/v1/namespaces/default/leases/nameless', {spec: {}})
+    assertStatus(lease, 400, 'BadRequest')
+    assert.equal((await api('GET', '/apis/coordination.orch.io/v1/namespaces/default/leases/nameless')).status, 404)
+  })
+
+  it('PUT of a Namespace without metadata.resourceVersion is an unconditional update (Kubernetes\' namespaceStrategy allows it)', async () => {
+    await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'uncond'}})
+    const result = await api('PUT', '/api/v1/namespaces/uncond', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'uncond', labels: {a: 'b'}}})
+    assert.equal(result.status, 200, result.text)
+    assert.deepEqual(result.json.metadata.labels, {a: 'b'})
+    // a Lease does not allow it (leaseStrategy): still 422
+    await api('POST', '/apis/coordination.orch.io/v1/namespaces/default/leases', {metadata: {name: 'uncond'}, spec: {}})
+    const lease = await api('PUT', '/apis/coordination.orch.io/v1/namespaces/default/leases/uncond', {metadata: {name: 'uncond'}, spec: {holderIdentity: 'x'}})
+    assertStatus(lease, 422, 'Invalid')
+  })
+
   it('PUT of a missing ConfigMap is 404 (the kind does not create on update)', async () => {
     const result = await api('PUT', '/api/v1/namespaces/default/configmaps/absent', cm('absent'))
     assertStatus(result, 404, 'NotFound')
@@ -141,6 +166,15 @@ describe('API core: standard operations', () => {
     assertStatus(await api('DELETE', '/api/v1/namespaces'), 405, 'MethodNotAllowed')
   })
 
+  it('a method on the wrong path shape is 405: POST to a named object, PUT or PATCH to a collection; nothing is stored', async () => {
+    const post = await api('POST', '/api/v1/namespaces/default/configmaps/shape-a', cm('shape-b'))
+    assertStatus(post, 405, 'MethodNotAllowed')
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/shape-b')).status, 404)
+    assertStatus(await api('PUT', '/api/v1/namespaces/default/configmaps', cm('shape-c')), 405, 'MethodNotAllowed')
+    assertStatus(await api('PATCH', '/api/v1/namespaces/default/configmaps', {data: {}}, {'Content-Type': 'application/merge-patch+json'}), 405, 'MethodNotAllowed')
+    assertStatus(await api('PUT', '/api/v1/nodes', {metadata: {name: 'n'}}), 405, 'MethodNotAllowed')
+  })
+
   it('malformed JSON is 400 and nothing is stored', async () => {
     const result = await api('POST', '/api/v1/namespaces/default/configmaps', '{"apiVersion": "v1", "kind": ', {'Content-Type': 'application/json'})
     assertStatus(result, 400, 'BadRequest')
@@ -175,6 +209,20 @@ describe('API core: standard operations', () => {
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/survivor')).status, 200)
   })
 
+  it('DeleteOptions are validated: an unknown propagationPolicy, or one set together with orphanDependents, is 422 and deletes nothing', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('kept'))
+    const unknown = await api('DELETE', '/api/v1/namespaces/default/configmaps/kept?propagationPolicy=Sideways')
+    assertStatus(unknown, 422, 'Invalid')
+    assert.equal(unknown.json.details.kind, 'DeleteOptions')
+    assert.match(unknown.json.message, /propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"/)
+    const both = await api('DELETE', '/api/v1/namespaces/default/configmaps', {kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', orphanDependents: true})
+    assertStatus(both, 422, 'Invalid')
+    assert.match(both.json.message, /orphanDependents and deletionPropagation cannot be both set/)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/kept')).status, 200)
+    const ok = await api('DELETE', '/api/v1/namespaces/default/configmaps/kept?propagationPolicy=Foreground')
+    assert.equal(ok.status, 200, ok.text)
+  })
+
   it('a wrong apiVersion or kind for the path is 400', async () => {
     const wrongKind = await api('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'x'}})
     assertStatus(wrongKind, 400, 'BadRequest')
@@ -188,6 +236,16 @@ describe('API core: standard operations', () => {
     assertStatus(result, 422, 'Invalid')
     assert.equal(result.json.details.causes[0].field, 'metadata.name')
     assert.match(result.json.message, /^ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/)
+  })
+
+  it('a 422 message names the kind qualified by its group, as Kubernetes\' NewInvalid (StatefulSet.apps "x" is invalid); core kinds have no suffix', async () => {
+    const result = await api('POST', '/apis/apps/v1/namespaces/default/statefulsets', {apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'Bad_Name'}, spec: {}})
+    assertStatus(result, 422, 'Invalid')
+    assert.match(result.json.message, /^StatefulSet\.apps "Bad_Name" is invalid: /)
+    assert.equal(result.json.details.kind, 'StatefulSet')
+    assert.equal(result.json.details.group, 'apps')
+    const options = await api('GET', '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact')
+    assert.match(options.json.message, /^ListOptions\.meta\.orch\.io "" is invalid: /)
   })
 
   it('a namespace name that is not a DNS label is 422', async () => {
@@ -239,6 +297,21 @@ describe('API core: standard operations', () => {
     assert.equal(viaStatus.status, 200, viaStatus.text)
     assert.deepEqual(viaStatus.json.status.conditions, conditions)
     assert.deepEqual(viaStatus.json.metadata.labels, {a: 'b'})
+  })
+
+  it('a patch that renames the object or moves it to another namespace is 400 (Kubernetes\' checkName), never silently ignored', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('fixed-name', {a: '1'}))
+    const path = '/api/v1/namespaces/default/configmaps/fixed-name'
+    const renamed = await api('PATCH', path, {metadata: {name: 'other-name'}, data: {a: '2'}}, {'Content-Type': 'application/merge-patch+json'})
+    assertStatus(renamed, 400, 'BadRequest')
+    assert.equal(renamed.json.message, 'the name of the object (other-name) does not match the name on the URL (fixed-name)')
+    const unnamed = await api('PATCH', path, [{op: 'remove', path: '/metadata/name'}], {'Content-Type': 'application/json-patch+json'})
+    assertStatus(unnamed, 400, 'BadRequest')
+    const moved = await api('PATCH', path, {metadata: {namespace: 'orch-system'}}, {'Content-Type': 'application/strategic-merge-patch+json'})
+    assertStatus(moved, 400, 'BadRequest')
+    assert.equal(moved.json.message, 'the namespace of the provided object does not match the namespace sent on the request')
+    assert.deepEqual((await api('GET', path)).json.data, {a: '1'})
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/other-name')).status, 404)
   })
 
   it('JSON merge patch and JSON patch change the object; a failed JSON patch test is 422', async () => {

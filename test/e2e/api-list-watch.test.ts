@@ -113,6 +113,70 @@ describe('API core: lists, views and watches', () => {
     await api('DELETE', `${base}/later`)
   })
 
+  it('a resourceVersion storage has not reached is 504 Timeout with cause ResourceVersionTooLarge (list Exact, list NotOlderThan, watch with initial events), never a 500', async () => {
+    const current = Number((await api('GET', base)).json.metadata.resourceVersion)
+    const future = current + 100_000
+    for (const path of [
+      `${base}?resourceVersion=${future}&resourceVersionMatch=Exact`,
+      `${base}?resourceVersion=${future}&resourceVersionMatch=NotOlderThan`,
+      `${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=${future}`,
+    ]) {
+      const result = await api('GET', path)
+      assert.equal(result.status, 504, `${path}: ${result.text}`)
+      assert.equal(result.json.reason, 'Timeout')
+      assert.match(result.json.message, /^Timeout: Too large resource version: \d+, current: \d+$/)
+      assert.deepEqual(result.json.details.causes, [{reason: 'ResourceVersionTooLarge', message: 'Too large resource version'}])
+      assert.equal(result.json.details.retryAfterSeconds, 1)
+    }
+  })
+
+  it('limit with a non-zero resourceVersion pages: Exact at that version without resourceVersionMatch, the latest state with NotOlderThan', async () => {
+    const before = (await api('GET', base)).json
+    const rv = before.metadata.resourceVersion
+    await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'paged-later'}})
+    try {
+      // legacy semantics: resourceVersion=N&limit=n is an exact read of that snapshot, page by page
+      const first = (await api('GET', `${base}?resourceVersion=${rv}&limit=4`)).json
+      assert.equal(first.items.length, 4)
+      assert.equal(first.metadata.resourceVersion, rv)
+      assert.equal(first.metadata.remainingItemCount, before.items.length - 4)
+      const names = first.items.map((i: any) => i.metadata.name)
+      let token = first.metadata.continue
+      while (token) {
+        const page = (await api('GET', `${base}?limit=4&continue=${encodeURIComponent(token)}`)).json
+        assert.equal(page.metadata.resourceVersion, rv)
+        names.push(...page.items.map((i: any) => i.metadata.name))
+        token = page.metadata.continue
+      }
+      assert.deepEqual(names, before.items.map((i: any) => i.metadata.name))
+      // NotOlderThan: at least that version (so the later object shows), still limited
+      const notOlder = (await api('GET', `${base}?resourceVersion=${rv}&resourceVersionMatch=NotOlderThan&limit=4`)).json
+      assert.equal(notOlder.items.length, 4)
+      assert.ok(notOlder.metadata.continue)
+      assert.equal(notOlder.metadata.remainingItemCount, before.items.length + 1 - 4)
+      assert.ok(Number(notOlder.metadata.resourceVersion) > Number(rv))
+    } finally {
+      await api('DELETE', `${base}/paged-later`)
+    }
+  })
+
+  it('ListOptions are validated as Kubernetes does: Exact with resourceVersion "0", resourceVersionMatch with continue and sendInitialEvents on a list are 422; continue with resourceVersion "0" is tolerated', async () => {
+    const invalid = async (path: string, message: RegExp) => {
+      const result = await api('GET', path)
+      assert.equal(result.status, 422, `${path}: ${result.text}`)
+      assert.equal(result.json.reason, 'Invalid')
+      assert.equal(result.json.details.kind, 'ListOptions')
+      assert.match(result.json.message, message)
+    }
+    await invalid(`${base}?resourceVersion=0&resourceVersionMatch=Exact`, /resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"/)
+    await invalid(`${base}?sendInitialEvents=true`, /sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list/)
+    const token = (await api('GET', `${base}?limit=2`)).json.metadata.continue
+    await invalid(`${base}?limit=2&continue=${encodeURIComponent(token)}&resourceVersionMatch=NotOlderThan`, /resourceVersionMatch is forbidden when continue is provided/)
+    const tolerated = await api('GET', `${base}?limit=2&continue=${encodeURIComponent(token)}&resourceVersion=0`)
+    assert.equal(tolerated.status, 200, tolerated.text)
+    assert.equal(tolerated.json.items.length, 2)
+  })
+
   it('Table view: default columns for ConfigMap (Name, Data, Age) with rows', async () => {
     const result = await api('GET', base, undefined, {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'})
     assert.equal(result.json.kind, 'Table')
@@ -120,6 +184,20 @@ describe('API core: lists, views and watches', () => {
     assert.deepEqual(result.json.columnDefinitions.map((c: any) => c.name), ['Name', 'Data', 'Age'])
     assert.equal(result.json.rows.length, 10)
     assert.equal(result.json.rows[0].object.kind, 'PartialObjectMetadata')
+  })
+
+  it('includeObject other than None, Metadata or Object is 400 when a Table is served (Kubernetes\' ValidateTableOptions); None leaves the row objects out', async () => {
+    const table = {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'}
+    const bad = await api('GET', `${base}?includeObject=Everything`, undefined, table)
+    assert.equal(bad.status, 400, bad.text)
+    assert.equal(bad.json.reason, 'BadRequest')
+    assert.equal(bad.json.message, `Unable to convert to Table as requested: includeObject: Invalid value: "Everything": must be 'Metadata', 'Object', 'None', or empty`)
+    assert.equal((await api('GET', `${base}/item-1?includeObject=Everything`, undefined, table)).status, 400)
+    const none = await api('GET', `${base}?includeObject=None`, undefined, table)
+    assert.equal(none.status, 200, none.text)
+    assert.equal(none.json.rows[0].object, undefined)
+    // without a Table the parameter means nothing, as in Kubernetes
+    assert.equal((await api('GET', `${base}?includeObject=Everything`)).status, 200)
   })
 
   it('Table view in YAML', async () => {
@@ -221,6 +299,23 @@ describe('API core: watch history', () => {
       const result = await call(server.url, 'GET', `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}`)
       assert.equal(result.status, 410, result.text)
       assert.equal(result.json.reason, 'Expired')
+    } finally {
+      await server.cleanup()
+    }
+  })
+})
+
+describe('API core: feature gate WatchList', () => {
+  it('with --feature-gates WatchList=false, a watch with sendInitialEvents is 422 (sendInitialEvents is forbidden unless the WatchList gate is enabled); plain watches still work', async () => {
+    const server = await startOrchServer(['--feature-gates', 'WatchList=false'])
+    try {
+      const path = '/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true'
+      const result = await call(server.url, 'GET', path)
+      assert.equal(result.status, 422, result.text)
+      assert.match(result.json.message, /sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled/)
+      const rv = (await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion
+      const stream = await openWatch(server.url, `/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1&resourceVersion=${rv}`)
+      await stream.ended
     } finally {
       await server.cleanup()
     }

@@ -35,19 +35,22 @@ describe('graceful pod deletion', () => {
     assert.equal(shorter.json.metadata.deletionGracePeriodSeconds, 10)
     const longer = await api('DELETE', '/api/v1/namespaces/default/pods/bound?gracePeriodSeconds=100')
     assert.equal(longer.json.metadata.deletionGracePeriodSeconds, 10)
+    // a pod deleted at once answers the deleted Pod, not a Status (Kubernetes' pod store sets ReturnDeletedObject)
     const gone = await api('DELETE', '/api/v1/namespaces/default/pods/bound?gracePeriodSeconds=0')
     assert.equal(gone.status, 200)
-    assert.equal(gone.json.kind, 'Status')
+    assert.equal(gone.json.kind, 'Pod')
+    assert.equal(gone.json.metadata.name, 'bound')
     assert.equal((await api('GET', '/api/v1/namespaces/default/pods/bound')).status, 404)
   })
 
-  it('a pod not bound to a node, or finished, is deleted at once', async () => {
+  it('a pod not bound to a node, or finished, is deleted at once, and the delete answers the deleted Pod (Kubernetes\' pod store: ReturnDeletedObject)', async () => {
     assert.equal((await api('POST', '/api/v1/namespaces/default/pods', pod('unbound'))).status, 201)
-    assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/unbound')).json.kind, 'Status')
+    assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/unbound')).json.kind, 'Pod')
     assert.equal((await api('GET', '/api/v1/namespaces/default/pods/unbound')).status, 404)
     const created = (await api('POST', '/api/v1/namespaces/default/pods', pod('done', 'node-x'))).json
     const finished = await api('PUT', '/api/v1/namespaces/default/pods/done/status', {...created, status: {phase: 'Succeeded'}})
     assert.equal(finished.status, 200, finished.text)
-    assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/done')).json.kind, 'Status')
+    assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/done')).json.kind, 'Pod')
+    assert.equal((await api('GET', '/api/v1/namespaces/default/pods/done')).status, 404)
   })
 })

@@ -30,6 +30,8 @@ export const namespace: KindDeclaration = {
     {name: 'finalize', verbs: ['update'], writes: 'finalize'},
   ],
   hasStatus: true,
+  // Kubernetes' namespaceStrategy: a PUT without metadata.resourceVersion is last-writer-wins
+  allowUnconditionalUpdate: true,
   specFinalizers: true,
   prepareForDelete(object) {
     object.status = {...(object.status ?? {}), phase: 'Terminating'}

@@ -406,6 +406,7 @@ export const pod: KindDeclaration = {
   categories: ['all'],
   namespaced: true,
   deletionGracePeriod: podDeletionGracePeriod,
+  returnDeletedObject: true,
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
   subresources: [
     {name: 'status', verbs: ['get', 'patch', 'update'], writes: 'status'},
