@@ -354,6 +354,7 @@ export class ResourceHandler {
     if (verb === 'delete' || verb === 'deletecollection') {
       const raw = await readBody(request)
       const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration)) : {}
+      checkDeleteOptionsType(body)
       const bodyDryRun = Array.isArray(body.dryRun) && body.dryRun.length > 0
       if (bodyDryRun && !body.dryRun.every((v: unknown) => v === 'All')) {
         throw errors.invalid({group: 'meta.orch.io', kind: 'DeleteOptions'}, '', [
@@ -505,6 +506,17 @@ function checkTableOptions(view: {as: string} | undefined, includeObject: string
   const cause = formatFieldError({type: 'FieldValueInvalid', field: 'includeObject', value: includeObject, message: "must be 'Metadata', 'Object', 'None', or empty"})
   throw errors.badRequest(`Unable to convert to Table as requested: ${cause}`)
 }
+
+/** A delete's body is DeleteOptions (its kind and apiVersion may be left out): any other kind is 400,
+ *  as Kubernetes' decoder refuses a kind its DeleteOptions scheme does not know. */
+function checkDeleteOptionsType(body: AnyObject): void {
+  const kind = body.kind ?? 'DeleteOptions'
+  const apiVersion = body.apiVersion ?? 'meta.orch.io/v1'
+  if (kind !== 'DeleteOptions' || !DELETE_OPTIONS_VERSIONS.includes(apiVersion)) {
+    throw errors.badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(apiVersion))}: the body of a delete is DeleteOptions`)
+  }
+}
+const DELETE_OPTIONS_VERSIONS = ['meta.orch.io/v1', 'meta.k8s.io/v1', 'v1']
 
 /** Kubernetes' ValidateDeleteOptions (the dryRun values are checked where they are read). */
 function validateDeleteOptions(options: {propagationPolicy?: unknown; orphanDependents?: unknown}): void {

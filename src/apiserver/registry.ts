@@ -103,6 +103,9 @@ export interface RegistryDependencies {
 
 const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
 const GENERATE_NAME_ATTEMPTS = 8
+/** a longer generateName is cut to this, so that with the 5-character suffix the name fits 63
+ *  characters (Kubernetes' SimpleNameGenerator) */
+const GENERATE_NAME_MAX_BASE = 58
 
 export function generateNameSuffix(): string {
   let out = ''
@@ -375,7 +378,7 @@ export class ResourceRegistry {
     }
     const generated = !meta.name && meta.generateName
     for (let attempt = 0; ; attempt++) {
-      if (generated) meta.name = `${meta.generateName}${generateNameSuffix()}`
+      if (generated) meta.name = `${String(meta.generateName).slice(0, GENERATE_NAME_MAX_BASE)}${generateNameSuffix()}`
       // a generated name may need another attempt, which starts again from the body as given
       const prepared = await this.prepareCreate(options.bodyOwned && !generated ? object : clone(object), options)
       const undo = await this.hooks.beforeCreate?.(prepared, options)

@@ -60,6 +60,19 @@ describe('API core: standard operations', () => {
     assert.match(created.json.metadata.name, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/)
   })
 
+  it('a generateName longer than 58 characters is cut to 58 before the suffix, so the name has at most 63 characters', async () => {
+    const long = 'a'.repeat(70)
+    const configMap = await api('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {generateName: long}})
+    assert.equal(configMap.status, 201, configMap.text)
+    assert.match(configMap.json.metadata.name, /^a{58}[bcdfghjklmnpqrstvwxz2456789]{5}$/)
+    assert.equal(configMap.json.metadata.generateName, long)
+    // a namespace's generateName must itself be a DNS label (at most 63), and the name still fits
+    const sixty = 'n'.repeat(60)
+    const namespace = await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {generateName: sixty}})
+    assert.equal(namespace.status, 201, namespace.text)
+    assert.equal(namespace.json.metadata.name.length, 63)
+  })
+
   it('a namespaced object in a missing namespace is 404', async () => {
     const result = await api('POST', '/api/v1/namespaces/nowhere/configmaps', cm('x'))
     assertStatus(result, 404, 'NotFound')
@@ -221,6 +234,19 @@ describe('API core: standard operations', () => {
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/kept')).status, 200)
     const ok = await api('DELETE', '/api/v1/namespaces/default/configmaps/kept?propagationPolicy=Foreground')
     assert.equal(ok.status, 200, ok.text)
+  })
+
+  it('the body of a delete is DeleteOptions: another kind is 400 and deletes nothing', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('still-here'))
+    const wrong = await api('DELETE', '/api/v1/namespaces/default/configmaps/still-here', {kind: 'ConfigMap', apiVersion: 'v1'})
+    assertStatus(wrong, 400, 'BadRequest')
+    assert.match(wrong.json.message, /no kind "ConfigMap" is registered for version "v1"/)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/still-here')).status, 200)
+    for (const apiVersion of ['v1', 'meta.orch.io/v1', undefined]) {
+      await api('POST', '/api/v1/namespaces/default/configmaps', cm('still-here'))
+      const ok = await api('DELETE', '/api/v1/namespaces/default/configmaps/still-here', {kind: 'DeleteOptions', ...(apiVersion ? {apiVersion} : {})})
+      assert.equal(ok.status, 200, `${apiVersion}: ${ok.text}`)
+    }
   })
 
   it('a wrong apiVersion or kind for the path is 400', async () => {
