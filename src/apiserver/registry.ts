@@ -8,9 +8,8 @@ import {errors, type GroupResource, successStatus} from '../machinery/status.js'
 import type {AdmissionChain} from '../admission/chain.js'
 import type {AdmissionAttributes, Operation} from '../admission/types.js'
 import {validateObjectMeta} from './meta-validation.js'
-import {decodeContinue, encodeContinue} from './continue.js'
+import {admissionAttributesOf} from './admission-attributes.js'
 import {
-  CompactedError,
   ConflictError,
   KeyExistsError,
   KeyNotFoundError,
@@ -20,42 +19,9 @@ import {
 } from '../storage/index.js'
 import {formatTime, resetFields, updateManagedFields} from '../machinery/managed-fields.js'
 import {compileSelectors, type Selectors} from './selectors.js'
-import {decodeStored, decodeStoredShared, encodeStored, rememberStored, storedWithVersion} from './stored-json.js'
+import {ResourceLister, type ListParams, type ListResult} from './registry-list.js'
+import {decodeStored, decodeStoredShared, encodeStored, rememberStored} from './stored-json.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
-
-export interface ListParams {
-  /** the caller sends JSON as stored: items from storage come as their stored bytes, not parsed */
-  encoded?: boolean
-  /** gate ConsistentListFromCache: a list at the current revision is served by the watch cache once
-   *  it has caught up with storage (Kubernetes 1.31+); only where storage reports progress on every
-   *  commit (SQLite), else from storage */
-  consistentFromCache?: boolean
-  labelSelector?: string
-  fieldSelector?: string
-  limit?: number
-  continue?: string
-  resourceVersion?: string
-  resourceVersionMatch?: string
-  /** the request named sendInitialEvents, which only a watch may */
-  sendInitialEvents?: boolean
-}
-
-/** Kubernetes' ValidateListOptions for a list (not a watch): every problem, as one 422. */
-function validateListOptions(params: ListParams): void {
-  const causes: FieldError[] = []
-  const match = params.resourceVersionMatch ?? ''
-  const forbidden = (message: string) => causes.push({type: 'FieldValueForbidden', field: 'resourceVersionMatch', message})
-  if (match) {
-    if (!params.resourceVersion) forbidden('resourceVersionMatch is forbidden unless resourceVersion is provided')
-    if (params.continue) forbidden('resourceVersionMatch is forbidden when continue is provided')
-    if (match !== 'NotOlderThan' && match !== 'Exact') {
-      causes.push({type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: match, message: 'supported values: "Exact", "NotOlderThan", ""'})
-    }
-    if (match === 'Exact' && params.resourceVersion === '0') forbidden('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
-  }
-  if (params.sendInitialEvents) causes.push({type: 'FieldValueForbidden', field: 'sendInitialEvents', message: 'sendInitialEvents is forbidden for list'})
-  if (causes.length > 0) throw errors.invalid({group: 'meta.orch.io', kind: 'ListOptions'}, '', causes)
-}
 
 export interface WriteOptions {
   dryRun?: boolean
@@ -81,15 +47,6 @@ export interface DeleteOptions {
   context: RequestContext
 }
 
-export interface ListResult {
-  items: AnyObject[]
-  /** with `encoded: true` from storage: each item's JSON bytes (then `items` is empty) */
-  encodedItems?: Buffer[]
-  resourceVersion: string
-  continue?: string
-  remainingItemCount?: number
-}
-
 export interface RegistryDependencies {
   store: Store
   /** the namespace object, for namespaced creates (404 when missing, 403 when terminating) */
@@ -111,16 +68,6 @@ export function generateNameSuffix(): string {
   let out = ''
   for (let i = 0; i < 5; i++) out += GENERATE_NAME_ALPHABET[Math.floor(Math.random() * GENERATE_NAME_ALPHABET.length)]
   return out
-}
-
-/** The CreateOptions / UpdateOptions / DeleteOptions admission webhooks see. */
-function operationOptions(operation: Operation, dryRun: boolean | undefined, context: RequestContext): AnyObject | null {
-  const kind = operation === 'CREATE' ? 'CreateOptions' : operation === 'UPDATE' ? 'UpdateOptions' : operation === 'DELETE' ? 'DeleteOptions' : undefined
-  if (!kind) return null
-  const options: AnyObject = {kind, apiVersion: 'meta.orch.io/v1'}
-  if (dryRun) options.dryRun = ['All']
-  if (context.fieldManager) options.fieldManager = context.fieldManager
-  return options
 }
 
 /** RFC 3339 at second precision, as metav1.Time serialises. */
@@ -157,6 +104,7 @@ export class ResourceRegistry {
   private readonly kindValidator: KindValidator | undefined
   readonly groupResource: GroupResource
   readonly cache: WatchCache<AnyObject>
+  private readonly lister: ResourceLister
   readonly apiVersion: string
   private readonly rootPrefix: string
 
@@ -172,6 +120,7 @@ export class ResourceRegistry {
       decode: decodeStoredShared,
       retentionMs: deps.watchHistoryMs ?? 5 * 60_000,
     })
+    this.lister = new ResourceLister(deps.store, this.cache, deps.now, deps.continueTokenTtlMs)
   }
 
   key(namespace: string, name: string): string {
@@ -197,137 +146,13 @@ export class ResourceRegistry {
     return decodeStored(kv)
   }
 
-  async list(namespace: string, params: ListParams): Promise<ListResult> {
-    const selectors = this.selectors(params)
-    const prefix = this.prefix(namespace)
-    const limit = params.limit && params.limit > 0 ? params.limit : 0
-    const match = params.resourceVersionMatch ?? ''
-    validateListOptions(params)
-    if (params.continue) {
-      // "0" with a continue token is tolerated, as Kubernetes does
-      if (params.resourceVersion && params.resourceVersion !== '0') {
-        throw errors.badRequest('specifying resource version is not allowed when using continue')
-      }
-      const token = decodeContinue(params.continue, prefix, this.deps.now(), this.deps.continueTokenTtlMs)
-      return this.listFromStore(prefix, selectors, limit, token.revision, token.startAfter, params.encoded)
-    }
-    const requested = params.resourceVersion ? Number(params.resourceVersion) : undefined
-    if (params.resourceVersion && (!Number.isInteger(requested) || requested! < 0)) {
-      throw errors.badRequest(`invalid resource version: ${params.resourceVersion}`)
-    }
-    if (match === 'Exact') {
-      await this.notAhead(requested!)
-      return this.listFromStore(prefix, selectors, limit, requested!, undefined, params.encoded)
-    }
-    if (requested !== undefined && requested > 0 && limit > 0) {
-      // a page at a version: Kubernetes delegates it to storage (the watch cache does not page); without
-      // resourceVersionMatch it is Exact, with NotOlderThan it pages the latest state once storage is there
-      await this.notAhead(requested)
-      return this.listFromStore(prefix, selectors, limit, match === 'NotOlderThan' ? 0 : requested, undefined, params.encoded)
-    }
-    if (requested === 0 || (requested !== undefined && match !== 'Exact')) {
-      // NotOlderThan (or the legacy "0 = any"): the cache serves when it is new enough
-      await this.cache.start()
-      if (requested === 0 || this.cache.revision >= requested!) return this.listFromCache(prefix, selectors)
-      try {
-        await this.cache.waitUntil(requested!, 3_000)
-        return this.listFromCache(prefix, selectors)
-      } catch {
-        await this.notAhead(requested!)
-        return this.listFromStore(prefix, selectors, limit, 0, undefined, params.encoded)
-      }
-    }
-    if (params.consistentFromCache && limit === 0 && this.deps.store.backend === 'sqlite') {
-      await this.cache.start()
-      const current = await this.deps.store.currentRevision()
-      try {
-        await this.cache.waitUntil(current, 3_000)
-        return this.listFromCache(prefix, selectors)
-      } catch {
-        // the cache is behind: storage answers
-      }
-    }
-    return this.listFromStore(prefix, selectors, limit, 0, undefined, params.encoded)
+  list(namespace: string, params: ListParams): Promise<ListResult> {
+    return this.lister.list(this.prefix(namespace), this.selectors(params), params)
   }
 
   /** 504 Timeout (cause ResourceVersionTooLarge) when storage has not reached `requested`. */
-  async notAhead(requested: number): Promise<void> {
-    const current = await this.deps.store.currentRevision()
-    if (requested > current) throw errors.tooLargeResourceVersion(requested, current)
-  }
-
-  private listFromCache(prefix: string, selectors: Selectors): ListResult {
-    const {items, revision} = this.cache.list()
-    const out: AnyObject[] = []
-    for (const entry of items) {
-      if (!entry.kv.key.startsWith(prefix)) continue
-      if (selectors.matches(entry.object)) out.push(entry.object)
-    }
-    return {items: out, resourceVersion: String(revision)}
-  }
-
-  /** A consistent list: one storage revision for every page; with selectors, pages are filled by
-   *  reading on until `limit` matches are found. */
-  private async listFromStore(
-    prefix: string,
-    selectors: Selectors,
-    limit: number,
-    revision: number,
-    startAfter: string | undefined,
-    encoded = false,
-  ): Promise<ListResult> {
-    const items: AnyObject[] = []
-    const encodedItems: Buffer[] = []
-    let count = 0
-    let atRevision = revision
-    let cursor = startAfter
-    let remaining = 0
-    let lastKey: string | undefined
-    try {
-      for (;;) {
-        const want = limit > 0 ? Math.max(limit - count, selectors.empty ? 0 : 64) : 0
-        const page = await this.deps.store.list(prefix, {revision: atRevision, startAfter: cursor, limit: want})
-        atRevision = page.revision
-        for (const kv of page.items) {
-          lastKey = kv.key
-          // the JSON fast path: no parse at all without selectors, no re-serialising with them
-          const bytes = encoded ? storedWithVersion(kv.value, kv.modRevision) : undefined
-          if (bytes && selectors.empty) {
-            encodedItems.push(bytes)
-            count++
-          } else {
-            const object = decodeStored(kv)
-            if (selectors.matches(object)) {
-              count++
-              if (bytes) encodedItems.push(bytes)
-              else if (encoded) encodedItems.push(Buffer.from(JSON.stringify(object)))
-              else items.push(object)
-            }
-          }
-          if (limit > 0 && count >= limit) break
-        }
-        const consumedAll = page.items.length === 0 || lastKey === page.items[page.items.length - 1].key
-        remaining = consumedAll ? page.remaining : page.remaining + (page.items.length - 1 - page.items.findIndex((kv) => kv.key === lastKey))
-        if (limit === 0 || count >= limit || remaining === 0 || page.items.length === 0) break
-        cursor = lastKey
-      }
-    } catch (error) {
-      if (error instanceof CompactedError) {
-        throw errors.expired(
-          startAfter !== undefined
-            ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.'
-            : `The resourceVersion for the provided list is too old.`,
-        )
-      }
-      throw error
-    }
-    const result: ListResult = {items, resourceVersion: String(atRevision)}
-    if (encoded) result.encodedItems = encodedItems
-    if (limit > 0 && remaining > 0 && lastKey !== undefined) {
-      result.continue = encodeContinue(atRevision, lastKey, prefix, this.deps.now())
-      if (selectors.empty) result.remainingItemCount = remaining
-    }
-    return result
+  notAhead(requested: number): Promise<void> {
+    return this.lister.notAhead(requested)
   }
 
   private async checkNamespace(namespace: string, verb: 'create'): Promise<void> {
@@ -453,29 +278,7 @@ export class ResourceRegistry {
     context: RequestContext,
     dryRun: boolean | undefined,
   ): AdmissionAttributes {
-    const declaration = this.declaration
-    const namespace = declaration.namespaced ? (object?.metadata?.namespace ?? old?.metadata?.namespace ?? context.namespace ?? '') : ''
-    let namespaceObject: Promise<AnyObject | null> | undefined
-    return {
-      operation,
-      kind: {group: declaration.group, version: declaration.version, kind: declaration.kind},
-      resource: {group: declaration.group, version: declaration.version, resource: declaration.resource},
-      subresource,
-      name,
-      namespace,
-      object,
-      oldObject: old,
-      userInfo: context.user ?? {username: '', groups: []},
-      dryRun: dryRun === true,
-      options: operationOptions(operation, dryRun, context),
-      declaration,
-      // read once per request, however many policies and webhooks ask
-      namespaceObject: () => (namespaceObject ??= namespace ? this.deps.namespaceOf(namespace) : Promise.resolve(null)),
-      warn: (message) => context.warnings?.push(message),
-      annotate: (key, value) => {
-        if (context.audit) context.audit[key] = value
-      },
-    }
+    return admissionAttributesOf(this.declaration, (namespace) => this.deps.namespaceOf(namespace), {operation, object, old, name, subresource, context, dryRun})
   }
 
   /** Admission of an update: mutating plugins (the result validated again when they changed it),
@@ -826,3 +629,4 @@ export function assertBodyObject(value: unknown): AnyObject {
 }
 
 export {ConflictError}
+export type {ListParams, ListResult} from './registry-list.js'
