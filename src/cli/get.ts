@@ -42,6 +42,8 @@ export interface GetOptions extends ConnectOptions {
   selector?: string
   fieldSelector?: string
   watch?: boolean
+  /** --show-managed-fields: keep metadata.managedFields in json and yaml */
+  showManagedFields?: boolean
 }
 
 const PAGE = 500
@@ -100,6 +102,7 @@ async function get(session: Session, options: GetOptions): Promise<number> {
   const namespace = info.namespaced && !allNamespaces ? session.namespace : undefined
   const locator: ResourceLocator = {group: info.group, version: info.version, resource: info.resource, namespace}
   const format = outputFormat(options.output)
+  const printOptions = {showManagedFields: options.showManagedFields}
   const reader = new Reader(session, locator, options)
 
   let code = 0
@@ -116,12 +119,12 @@ async function get(session: Session, options: GetOptions): Promise<number> {
     if (options.names.length > 0) {
       const objects = await reader.namedObjects()
       if (reader.failed) code = 1
-      if (objects.length > 0) process.stdout.write(formatObjects(objects, objectFormat, info, options.names.length === 1))
+      if (objects.length > 0) process.stdout.write(formatObjects(objects, objectFormat, info, options.names.length === 1, printOptions))
       resourceVersion = objects[0]?.metadata?.resourceVersion
     } else {
       const list = await client.listAll(locator, {labelSelector: options.selector, fieldSelector: options.fieldSelector, limit: PAGE})
       resourceVersion = list.metadata?.resourceVersion
-      process.stdout.write(formatObjects(list.items, objectFormat, info, false))
+      process.stdout.write(formatObjects(list.items, objectFormat, info, false, printOptions))
     }
   }
   if (!options.watch || code !== 0) return code
@@ -229,7 +232,7 @@ async function watchChanges(
         resourceVersion = t.rows.at(-1)?.object?.metadata?.resourceVersion ?? t.metadata?.resourceVersion ?? resourceVersion
       } else {
         // the list printed before is the first document, so every change gets a YAML separator
-        process.stdout.write(formatOne(object, format as 'json' | 'yaml' | 'name', info, false))
+        process.stdout.write(formatOne(object, format as 'json' | 'yaml' | 'name', info, false, {showManagedFields: options.showManagedFields}))
         resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion
       }
     }

@@ -128,6 +128,18 @@ describe('orch get', () => {
     assert.deepEqual(list.items.map((i: any) => i.metadata.name), ['alpha', 'beta'])
   })
 
+  it('-o json|yaml leave metadata.managedFields out as kubectl does; --show-managed-fields keeps them', async () => {
+    for (const format of ['json', 'yaml']) {
+      const one = await orch(['get', 'cm', 'alpha', '-n', 'get-a', '-o', format])
+      assert.equal(one.code, 0, one.stderr)
+      assert.ok(!one.stdout.includes('managedFields'), one.stdout)
+      const list = await orch(['get', 'cm', '-n', 'get-a', '-o', format])
+      assert.ok(!list.stdout.includes('managedFields'), list.stdout)
+      const shown = yaml.load((await orch(['get', 'cm', 'alpha', '-n', 'get-a', '-o', format, '--show-managed-fields'])).stdout) as any
+      assert.ok(Array.isArray(shown.metadata.managedFields) && shown.metadata.managedFields.length > 0, JSON.stringify(shown.metadata))
+    }
+  })
+
   it('priority-1 columns appear only with -o wide', async () => {
     const plain = await orch(['get', 'rolebindings', '-n', 'get-a'])
     assert.equal(plain.code, 0, plain.stderr)
