@@ -180,7 +180,7 @@ describe('orch apply and orch delete', () => {
     assert.equal(result.stdout, 'configmap "dir-a" deleted\nrolebinding.rbac.orch.io "binding" deleted\n')
   })
 
-  it('delete -l deletes only the objects the selector chooses; --all deletes the rest', async () => {
+  it('delete -l deletes only the objects the selector chooses; --all deletes the rest; "No resources found" goes to stdout as kubectl delete prints it', async () => {
     for (const [name, app] of [['l1', 'web'], ['l2', 'web'], ['l3', 'db']]) {
       const created = await api.call('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name, labels: {app}}})
       assert.equal(created.status, 201, created.text)
@@ -190,7 +190,9 @@ describe('orch apply and orch delete', () => {
     assert.equal(selected.stdout, 'configmap "l1" deleted\nconfigmap "l2" deleted\n')
     const none = await orch(['delete', 'cm', '-l', 'app=web'])
     assert.equal(none.code, 0)
-    assert.equal(none.stderr, 'No resources found\n')
+    // kubectl delete (unlike kubectl get) writes "No resources found" to stdout
+    assert.equal(none.stdout, 'No resources found\n')
+    assert.equal(none.stderr, '')
     const all = await orch(['delete', 'cm', '--all'])
     assert.equal(all.stdout, 'configmap "l3" deleted\n')
   })
