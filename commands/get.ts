@@ -7,11 +7,13 @@ import {outputFormats} from '../src/cli/printers.js'
 export default class Get extends Command {
   static override summary = 'Display one or many objects.'
   static override description =
-    `Prints the objects of a resource type as the server's table (NAME and the type's own columns, AGE last), or with -o as JSON, YAML or kind/name lines. KIND is a plural, singular, short name or Kind, optionally with its group (statefulsets.apps). Without NAME, every object in the namespace (-n, else the context's) is listed; -A lists all namespaces. --watch then prints each change as it happens. --wire protobuf|cbor has the objects sent in that encoding (the output is the same). --raw PATH prints the answer to a GET of PATH (decoded to JSON when --wire asks for protobuf or CBOR).`
+    `Prints the objects of a resource type as the server's table (NAME and the type's own columns, AGE last), or with -o as JSON, YAML or kind/name lines. KIND is a plural, singular, short name or Kind, optionally with its group (statefulsets.apps); objects may also be named KIND/NAME (cm/settings sts/web), and several types given as KIND,KIND (then each type gets its own table, names as kind/name). Without NAME, every object in the namespace (-n, else the context's) is listed; -A lists all namespaces. --watch then prints each change as it happens. --wire protobuf|cbor has the objects sent in that encoding (the output is the same). --raw PATH prints the answer to a GET of PATH (decoded to JSON when --wire asks for protobuf or CBOR).`
   static override examples = [
     '<%= config.bin %> get namespaces',
     '<%= config.bin %> get configmaps -n shop -o wide',
     '<%= config.bin %> get cm settings -o yaml',
+    '<%= config.bin %> get cm/settings statefulsets.apps/web',
+    '<%= config.bin %> get cm,sts -n shop',
     '<%= config.bin %> get statefulsets.apps -A -l app=web',
     '<%= config.bin %> get configmaps --watch',
     '<%= config.bin %> get cm settings -o yaml --wire protobuf',
@@ -20,7 +22,7 @@ export default class Get extends Command {
 
   static override strict = false
   static override args = {
-    kind: Args.string({description: 'the resource type (plural, singular, short name or Kind); not with --raw'}),
+    kind: Args.string({description: 'the resource type (plural, singular, short name or Kind), KIND,KIND..., or KIND/NAME; not with --raw'}),
     names: Args.string({description: 'names of objects to get (default: all)'}),
   }
 
@@ -31,6 +33,7 @@ export default class Get extends Command {
     'field-selector': Flags.string({description: 'field selector, e.g. metadata.name=x'}),
     watch: Flags.boolean({char: 'w', description: 'after printing, watch and print each change', default: false}),
     raw: Flags.string({description: 'GET this API path (e.g. /api/v1/namespaces) and print the answer'}),
+    'show-managed-fields': Flags.boolean({description: 'with -o json|yaml: keep metadata.managedFields (left out by default)', default: false}),
     ...globalFlags,
   }
 
@@ -38,7 +41,7 @@ export default class Get extends Command {
     const {argv, flags} = await this.parse(Get)
     const [kind, ...names] = argv as string[]
     if (flags.raw !== undefined) {
-      const other = ['output', 'all-namespaces', 'selector', 'field-selector', 'watch'].filter((name) => flags[name as keyof typeof flags])
+      const other = ['output', 'all-namespaces', 'selector', 'field-selector', 'watch', 'show-managed-fields'].filter((name) => flags[name as keyof typeof flags])
       if (argv.length > 0) fail('arguments may not be passed when --raw is specified', 2)
       if (other.length > 0) fail(`--raw may not be specified with other flags that filter the server request or alter the output (--${other.join(', --')})`, 2)
       await runGetRaw({...connectOptions(flags), path: flags.raw})
@@ -54,6 +57,7 @@ export default class Get extends Command {
       selector: flags.selector,
       fieldSelector: flags['field-selector'],
       watch: flags.watch,
+      showManagedFields: flags['show-managed-fields'],
     })
   }
 }

@@ -28,6 +28,7 @@ export default class Patch extends Command {
     'dry-run': Flags.option({options: ['none', 'server'] as const, description: 'server: the server checks and answers but stores nothing', default: 'none'})(),
     'field-manager': Flags.string({description: 'the manager recorded for the changed fields', default: 'orch-patch'}),
     output: Flags.string({char: 'o', description: 'print the patched object instead of the result line', options: ['json', 'yaml', 'name']}),
+    'show-managed-fields': Flags.boolean({description: 'with -o json|yaml: keep metadata.managedFields (left out by default)', default: false}),
     ...globalFlags,
   }
 
@@ -43,6 +44,7 @@ export default class Patch extends Command {
       dryRun: flags['dry-run'],
       fieldManager: flags['field-manager'],
       output: flags.output,
+      showManagedFields: flags['show-managed-fields'],
     })
   }
 }

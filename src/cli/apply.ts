@@ -334,7 +334,9 @@ export function runApply(options: ApplyOptions, chosen?: ApplyStrategy): Promise
       try {
         const {info, locator} = await targetOf(session, manifest)
         const object = structuredClone(manifest.object)
+        // a cluster-scoped object has no namespace: one the manifest gives is dropped, as kubectl drops it
         if (locator.namespace) object.metadata.namespace = locator.namespace
+        else delete object.metadata.namespace
         const result = await strategy.apply(session.client, info, locator, object, manifest.source)
         process.stdout.write(`${objectName(info, locator.name)} ${result}${suffix}\n`)
       } catch (error) {

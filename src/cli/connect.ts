@@ -12,7 +12,7 @@ export const wires = ['json', 'protobuf', 'cbor'] as const
 /** The flags every client command takes. */
 export const globalFlags = {
   server: Flags.string({char: 's', description: 'the address of the API server (overrides the kubeconfig)', helpGroup: 'GLOBAL'}),
-  kubeconfig: Flags.string({description: 'the kubeconfig file (default: first of $KUBECONFIG, else ~/.orch/config)', helpGroup: 'GLOBAL'}),
+  kubeconfig: Flags.string({description: 'the kubeconfig file (default: the files of $KUBECONFIG, merged, else ~/.orch/config)', helpGroup: 'GLOBAL'}),
   context: Flags.string({description: 'the kubeconfig context to use (default: its current-context)', helpGroup: 'GLOBAL'}),
   namespace: Flags.string({char: 'n', description: "the namespace (default: the context's, else default)", helpGroup: 'GLOBAL'}),
   wire: Flags.option({

@@ -107,7 +107,8 @@ async function deleteObjects(session: Session, options: DeleteOptions): Promise<
   const {list, errors, bySelector} = await targets(session, options)
   let code = errors > 0 ? 1 : 0
   if (bySelector && list.length === 0) {
-    process.stderr.write('No resources found\n')
+    // kubectl delete says so on stdout (kubectl get on stderr)
+    process.stdout.write('No resources found\n')
     return code
   }
   const callOptions: CallOptions = {

@@ -26,11 +26,13 @@ import {
   isTableFormat,
   noResourcesMessage,
   outputFormat,
+  printable,
   toJson,
+  withTypeMeta,
   type OutputFormat,
   type Table,
 } from './printers.js'
-import {resolveResource, type ResourceInfo} from './resources.js'
+import {kindName, objectName, resolveResource, type ResourceInfo} from './resources.js'
 
 export interface GetOptions extends ConnectOptions {
   /** the resource word: configmaps, cm, ConfigMap, statefulsets.apps, ... */
@@ -42,6 +44,8 @@ export interface GetOptions extends ConnectOptions {
   selector?: string
   fieldSelector?: string
   watch?: boolean
+  /** --show-managed-fields: keep metadata.managedFields in json and yaml */
+  showManagedFields?: boolean
 }
 
 const PAGE = 500
@@ -82,24 +86,87 @@ function exitOnClosedStdout(): void {
   })
 }
 
-function checkUsage(options: GetOptions): void {
-  if (options.names.length > 0 && options.allNamespaces) {
+/** A resource word of the command line and the names asked for in it (none: the whole collection). */
+interface Wanted {
+  word: string
+  names: string[]
+}
+
+/** One resource type to read and the names asked for in it. */
+interface Request {
+  info: ResourceInfo
+  names: string[]
+}
+
+/**
+ * The resource words and names of `KIND[,KIND...] [NAME...]` or `KIND/NAME...` (several types allowed), as
+ * kubectl reads them; the two forms cannot be mixed.
+ */
+export function parseGetArgs(resource: string, names: string[]): Wanted[] {
+  const args = [resource, ...names]
+  if (args.some((arg) => arg.includes('/'))) {
+    if (!args.every((arg) => arg.includes('/'))) {
+      throw new Error(
+        "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'orch get resource/<resource_name>' instead of 'orch get resource resource/<resource_name>')",
+      )
+    }
+    return args.map((arg) => {
+      const [word, name, ...rest] = arg.split('/')
+      if (!word || !name || rest.length > 0) throw new Error(`arguments in resource/name form must have a single resource and name: "${arg}"`)
+      return {word, names: [name]}
+    })
+  }
+  const words = resource.split(',')
+  if (words.some((word) => word.trim() === '')) throw new Error(`"${resource}" is not a resource type or a comma-separated list of them`)
+  return words.map((word) => ({word, names}))
+}
+
+function checkUsage(options: GetOptions, wanted: Wanted[]): void {
+  const names = wanted.flatMap((w) => w.names)
+  if (names.length > 0 && options.allNamespaces) {
     throw new Error('a resource cannot be retrieved by name across all namespaces')
   }
-  if (options.names.length > 0 && options.selector) throw new Error('name cannot be provided when a selector is specified')
-  if (options.watch && options.names.length > 1) {
-    throw new Error(`watch is only supported on individual resources and resource collections, but ${options.names.length} resources were found`)
+  if (names.length > 0 && options.selector) throw new Error('name cannot be provided when a selector is specified')
+  if (options.watch && new Set(wanted.map((w) => w.word.toLowerCase())).size > 1) throw new Error('you may only specify a single resource type')
+  if (options.watch && names.length > 1) {
+    throw new Error(`watch is only supported on individual resources and resource collections, but ${names.length} resources were found`)
   }
 }
 
-async function get(session: Session, options: GetOptions): Promise<number> {
-  checkUsage(options)
-  const {client} = session
-  const info = await resolveResource(client, options.resource)
+/** The resource types the words name, each once, with the names asked for in it (in the order given). */
+async function requestsOf(client: RestClient, wanted: Wanted[]): Promise<Request[]> {
+  const out: Request[] = []
+  for (const {word, names} of wanted) {
+    const info = await resolveResource(client, word)
+    const same = out.find((r) => r.info.group === info.group && r.info.version === info.version && r.info.resource === info.resource)
+    if (!same) out.push({info, names: [...names]})
+    else for (const name of names) if (!same.names.includes(name)) same.names.push(name)
+  }
+  return out
+}
+
+/** Where a resource type's objects are read: the namespace (none for cluster-scoped types and -A). */
+function locate(session: Session, options: GetOptions, info: ResourceInfo): {locator: ResourceLocator; allNamespaces: boolean} {
   const allNamespaces = Boolean(options.allNamespaces) && info.namespaced
   const namespace = info.namespaced && !allNamespaces ? session.namespace : undefined
-  const locator: ResourceLocator = {group: info.group, version: info.version, resource: info.resource, namespace}
+  return {locator: {group: info.group, version: info.version, resource: info.resource, namespace}, allNamespaces}
+}
+
+async function get(session: Session, options: GetOptions): Promise<number> {
+  const wanted = parseGetArgs(options.resource, options.names)
+  checkUsage(options, wanted)
+  const requests = await requestsOf(session.client, wanted)
+  if (requests.length > 1) return getMany(session, options, requests)
+  return getOne(session, {...options, names: requests[0].names}, requests[0].info)
+}
+
+/** One resource type: its Table or objects, then (-w) its changes. */
+async function getOne(session: Session, options: GetOptions, info: ResourceInfo): Promise<number> {
+  const {client} = session
+  const {locator, allNamespaces} = locate(session, options, info)
+  const namespace = locator.namespace
   const format = outputFormat(options.output)
+  const printOptions = {showManagedFields: options.showManagedFields}
   const reader = new Reader(session, locator, options)
 
   let code = 0
@@ -116,17 +183,73 @@ async function get(session: Session, options: GetOptions): Promise<number> {
     if (options.names.length > 0) {
       const objects = await reader.namedObjects()
       if (reader.failed) code = 1
-      if (objects.length > 0) process.stdout.write(formatObjects(objects, objectFormat, info, options.names.length === 1))
+      if (objects.length > 0) process.stdout.write(formatObjects(objects, objectFormat, info, options.names.length === 1, printOptions))
       resourceVersion = objects[0]?.metadata?.resourceVersion
     } else {
       const list = await client.listAll(locator, {labelSelector: options.selector, fieldSelector: options.fieldSelector, limit: PAGE})
       resourceVersion = list.metadata?.resourceVersion
-      process.stdout.write(formatObjects(list.items, objectFormat, info, false))
+      process.stdout.write(formatObjects(list.items, objectFormat, info, false, printOptions))
     }
   }
   if (!options.watch || code !== 0) return code
   await watchChanges(client, locator, info, options, format, printer, resourceVersion)
   return 0
+}
+
+/** The Table with `kind[.group]/` in front of each name, as kubectl prints rows of several types. */
+function withKindPrefix(table: Table, info: ResourceInfo): Table {
+  const found = table.columnDefinitions.findIndex((c) => c.format === 'name')
+  const column = found >= 0 ? found : 0
+  const rows = table.rows.map((row) => ({...row, cells: row.cells.map((cell, i) => (i === column ? objectName(info, String(cell)) : cell))}))
+  return {...table, rows}
+}
+
+/**
+ * Several resource types (`cm,sts`, `cm/a sts/web`), as kubectl prints them: one Table per type that has
+ * rows, separated by a blank line, names as `kind[.group]/name` when rows of more than one type are
+ * printed; or every object in one List (json, yaml), or one name line each.
+ */
+async function getMany(session: Session, options: GetOptions, requests: Request[]): Promise<number> {
+  const format = outputFormat(options.output)
+  const named = requests.some((r) => r.names.length > 0)
+  let code = 0
+  const read: {info: ResourceInfo; allNamespaces: boolean; table?: Table; objects: AnyObject[]}[] = []
+  for (const request of requests) {
+    const {locator, allNamespaces} = locate(session, options, request.info)
+    const reader = new Reader(session, locator, {...options, names: request.names})
+    if (isTableFormat(format)) {
+      const table = request.names.length > 0 ? await reader.namedTable() : await reader.listTable()
+      read.push({info: request.info, allNamespaces, table, objects: []})
+    } else if (request.names.length > 0) {
+      read.push({info: request.info, allNamespaces, objects: await reader.namedObjects()})
+    } else {
+      const list = await session.client.listAll(locator, {labelSelector: options.selector, fieldSelector: options.fieldSelector, limit: PAGE})
+      read.push({info: request.info, allNamespaces, objects: list.items})
+    }
+    if (reader.failed) code = 1
+  }
+  if (isTableFormat(format)) {
+    const shown = read.filter((r) => r.table && r.table.rows.length > 0)
+    const prefix = new Set(shown.map((r) => kindName(r.info))).size > 1
+    shown.forEach((r, i) => {
+      if (i > 0) process.stdout.write('\n')
+      const table = r.table as Table
+      new TablePrinter({wide: format === 'wide', withNamespace: r.allNamespaces}).print(prefix ? withKindPrefix(table, r.info) : table)
+    })
+    if (shown.length === 0 && !named) {
+      const namespaced = requests.some((r) => r.info.namespaced) && !options.allNamespaces
+      process.stderr.write(noResourcesMessage(namespaced ? session.namespace : undefined) + '\n')
+    }
+    return code
+  }
+  if (format === 'name') {
+    for (const r of read) for (const o of r.objects) process.stdout.write(objectName(r.info, o.metadata?.name ?? '') + '\n')
+    return code
+  }
+  const printOptions = {showManagedFields: options.showManagedFields}
+  const objects = read.flatMap((r) => r.objects.map((o) => withTypeMeta(printable(o, printOptions), r.info)))
+  if (objects.length > 0 || !named) process.stdout.write(formatObjects(objects, format as 'json' | 'yaml', requests[0].info, false))
+  return code
 }
 
 /** Reads named objects or whole lists, as Tables or objects, reporting (not throwing) per-name API errors. */
@@ -229,7 +352,7 @@ async function watchChanges(
         resourceVersion = t.rows.at(-1)?.object?.metadata?.resourceVersion ?? t.metadata?.resourceVersion ?? resourceVersion
       } else {
         // the list printed before is the first document, so every change gets a YAML separator
-        process.stdout.write(formatOne(object, format as 'json' | 'yaml' | 'name', info, false))
+        process.stdout.write(formatOne(object, format as 'json' | 'yaml' | 'name', info, false, {showManagedFields: options.showManagedFields}))
         resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion
       }
     }

@@ -34,6 +34,8 @@ export interface PatchOptions extends ConnectOptions {
   fieldManager?: string
   /** -o json|yaml|name: print the patched object */
   output?: string
+  /** --show-managed-fields: keep metadata.managedFields in -o json|yaml */
+  showManagedFields?: boolean
 }
 
 /** The patch text of -p (or @FILE) and --patch-file. */
@@ -129,7 +131,7 @@ async function patch(session: Session, options: PatchOptions): Promise<number> {
     dryRun: options.dryRun === 'server' ? 'All' : undefined,
   })
   if (options.output) {
-    process.stdout.write(formatObjects([after], options.output as 'json' | 'yaml' | 'name', info, true))
+    process.stdout.write(formatObjects([after], options.output as 'json' | 'yaml' | 'name', info, true, {showManagedFields: options.showManagedFields}))
     return 0
   }
   const changed = !isDeepStrictEqual(comparable(before), comparable(after))

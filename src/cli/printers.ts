@@ -3,7 +3,8 @@
 // cell plus 3 spaces and at least 6 wide (kubectl's tabwriter: minwidth 6, padding 3), the last column
 // unpadded; priority-0 columns only unless wide; a leading NAMESPACE column across namespaces. `json` and
 // `yaml` print one object as it is and several as kubectl's client-side `List`, keys sorted as kubectl
-// sorts them; `name` prints `kind[.group]/name`.
+// sorts them, metadata.managedFields left out unless asked for (kubectl's --show-managed-fields); `name`
+// prints `kind[.group]/name`.
 import * as yaml from 'js-yaml'
 import {age} from '../api/columns.js'
 import type {AnyObject} from '../api/types.js'
@@ -189,18 +190,33 @@ export function toYaml(value: unknown): string {
   return yaml.dump(sortKeys(value), {noRefs: true, lineWidth: -1, noArrayIndent: true, quotingType: '"'})
 }
 
+/** How json and yaml print objects. */
+export interface ObjectPrintOptions {
+  /** keep metadata.managedFields (kubectl's --show-managed-fields; by default they are left out) */
+  showManagedFields?: boolean
+}
+
+/** The object as json/yaml print it: without metadata.managedFields unless asked for, as kubectl prints. */
+export function printable(object: AnyObject, options: ObjectPrintOptions = {}): AnyObject {
+  if (options.showManagedFields || object?.metadata?.managedFields === undefined) return object
+  const {managedFields: _managedFields, ...metadata} = object.metadata
+  return {...object, metadata}
+}
+
 /**
  * The json, yaml or name output of objects. `single` says the user asked for one object by name: then it is
  * printed as is; otherwise (a list, several names) the objects go into a List, even zero or one of them.
+ * metadata.managedFields are left out unless options.showManagedFields.
  */
 export function formatObjects(
   objects: AnyObject[],
   format: 'json' | 'yaml' | 'name',
   info: Pick<ResourceInfo, 'group' | 'version' | 'kind'>,
   single: boolean,
+  options: ObjectPrintOptions = {},
 ): string {
   if (format === 'name') return objects.map((o) => objectName(info, o.metadata?.name ?? '') + '\n').join('')
-  const typed = objects.map((o) => withTypeMeta(o, info))
+  const typed = objects.map((o) => withTypeMeta(printable(o, options), info))
   const value = single && typed.length === 1 ? typed[0] : listOf(typed)
   return format === 'json' ? toJson(value) : toYaml(value)
 }
@@ -214,9 +230,10 @@ export function formatOne(
   format: 'json' | 'yaml' | 'name',
   info: Pick<ResourceInfo, 'group' | 'version' | 'kind'>,
   first: boolean,
+  options: ObjectPrintOptions = {},
 ): string {
   if (format === 'name') return objectName(info, object.metadata?.name ?? '') + '\n'
-  const typed = withTypeMeta(object, info)
+  const typed = withTypeMeta(printable(object, options), info)
   if (format === 'json') return toJson(typed)
   return (first ? '' : '---\n') + toYaml(typed)
 }

@@ -4,6 +4,7 @@ export {
   defaultKubeconfigPath,
   kubeconfigDocument,
   loadKubeconfig,
+  mergeKubeconfigs,
   resolveClientConfig,
   type ClientConfig,
   type Kubeconfig,

@@ -226,6 +226,8 @@ export class Informer<T extends AnyObject = AnyObject> {
     const key = objectKey(object)
     const previous = this.cache.get(key)
     if (event.type === 'DELETED') {
+      // a delete of an object the cache does not hold (repeated after a resume, or never seen) is no news
+      if (!previous) return
       this.cache.delete(key)
       this.call(() => this.handlers.onDelete?.(object))
       return

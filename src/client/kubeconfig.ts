@@ -1,11 +1,13 @@
 // Client configuration: the kubeconfig file format (clusters, users, contexts, current-context) and the
 // order in which a command finds its server and credentials, as kubectl does:
 //   server:     --server, else the cluster of the chosen context
-//   kubeconfig: --kubeconfig, else the first file of $KUBECONFIG, else ~/.orch/config
+//   kubeconfig: --kubeconfig, else the files of $KUBECONFIG merged as kubectl merges them, else ~/.orch/config
 //   context:    --context, else current-context
 //   namespace:  --namespace, else the context's namespace, else `default`
 // File references (certificate-authority, client-certificate, client-key, tokenFile) that are relative
-// are resolved against the directory of the kubeconfig that names them.
+// are resolved against the directory of the kubeconfig that names them. $KUBECONFIG may list several files
+// separated by ':' (kubectl's merge): files that do not exist are skipped, the first file to define a
+// cluster, user or context (by name) wins, and current-context is the first one set.
 import {existsSync, readFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, isAbsolute, join, resolve} from 'node:path'
@@ -228,13 +230,58 @@ export function configFromKubeconfig(
   return config
 }
 
-/** The kubeconfig file to read, and whether --kubeconfig named it (then it must exist even with --server). */
-function chooseKubeconfig(options: ResolveOptions): {path: string; explicit: boolean} {
-  if (options.kubeconfig) return {path: resolve(options.kubeconfig), explicit: true}
+const referenceFields = ['certificate-authority', 'client-certificate', 'client-key', 'tokenFile']
+
+/** A copy of an entry with its relative file references made absolute against its file's directory. */
+function withAbsoluteReferences<T extends KubeconfigCluster | KubeconfigUser>(entry: T, file: string): T {
+  const out: Record<string, unknown> = {...(entry as Record<string, unknown>)}
+  for (const field of referenceFields) {
+    const value = out[field]
+    if (typeof value === 'string' && value !== '' && !isAbsolute(value)) out[field] = resolve(dirname(file), value)
+  }
+  return out as T
+}
+
+/**
+ * Several kubeconfigs as one, as kubectl merges the files of $KUBECONFIG: the first file to define a
+ * cluster, user or context (by name) wins it whole, and the current-context is the first one set. File
+ * references are made absolute against the file that gave them. Messages name the files joined by ':'.
+ */
+export function mergeKubeconfigs(configs: Kubeconfig[]): Kubeconfig {
+  if (configs.length === 1) return configs[0]
+  const merged: Kubeconfig = {
+    path: configs.map((c) => c.path).join(':'),
+    currentContext: configs.find((c) => c.currentContext !== undefined)?.currentContext,
+    clusters: new Map(),
+    users: new Map(),
+    contexts: new Map(),
+  }
+  for (const config of configs) {
+    for (const [name, cluster] of config.clusters) {
+      if (!merged.clusters.has(name)) merged.clusters.set(name, withAbsoluteReferences(cluster, config.path))
+    }
+    for (const [name, user] of config.users) {
+      if (!merged.users.has(name)) merged.users.set(name, withAbsoluteReferences(user, config.path))
+    }
+    for (const [name, context] of config.contexts) {
+      if (!merged.contexts.has(name)) merged.contexts.set(name, context)
+    }
+  }
+  return merged
+}
+
+/**
+ * The kubeconfig files to read: --kubeconfig (then it must exist even with --server), else the files of
+ * $KUBECONFIG that exist (in order, without repeats), else ~/.orch/config. `missing` is what to name when
+ * nothing was found.
+ */
+function chooseKubeconfigs(options: ResolveOptions): {paths: string[]; explicit: boolean; missing: string} {
+  if (options.kubeconfig) return {paths: [resolve(options.kubeconfig)], explicit: true, missing: ''}
   const env = (options.env ?? process.env).KUBECONFIG
-  const first = env?.split(':').find((part) => part !== '')
-  if (first) return {path: resolve(first), explicit: false}
-  return {path: defaultKubeconfigPath(options.home), explicit: false}
+  const listed = [...new Set((env ?? '').split(':').filter((part) => part !== '').map((part) => resolve(part)))]
+  if (listed.length > 0) return {paths: listed.filter((path) => existsSync(path)), explicit: false, missing: listed.join(':')}
+  const home = defaultKubeconfigPath(options.home)
+  return {paths: existsSync(home) ? [home] : [], explicit: false, missing: home}
 }
 
 /**
@@ -243,15 +290,15 @@ function chooseKubeconfig(options: ResolveOptions): {path: string; explicit: boo
  * error. Without `--server` the kubeconfig must exist and its context must name a server.
  */
 export function resolveClientConfig(options: ResolveOptions = {}): ClientConfig {
-  const {path, explicit} = chooseKubeconfig(options)
-  if (!explicit && !existsSync(path)) {
+  const {paths, explicit, missing} = chooseKubeconfigs(options)
+  if (!explicit && paths.length === 0) {
     if (!options.server) {
-      throw new Error(`no server to talk to: kubeconfig ${path} not found (pass --server or --kubeconfig)`)
+      throw new Error(`no server to talk to: kubeconfig ${missing} not found (pass --server or --kubeconfig)`)
     }
-    if (options.context) throw new Error(`context "${options.context}" not found: kubeconfig ${path} not found`)
+    if (options.context) throw new Error(`context "${options.context}" not found: kubeconfig ${missing} not found`)
     return {server: options.server, namespace: options.namespace || 'default'}
   }
-  return configFromKubeconfig(loadKubeconfig(path), {
+  return configFromKubeconfig(mergeKubeconfigs(paths.map((path) => loadKubeconfig(path))), {
     context: options.context,
     server: options.server,
     namespace: options.namespace,

@@ -82,6 +82,19 @@ describe('orch apply and orch delete', () => {
     assert.equal(updated.json.metadata.uid, live.json.metadata.uid, 'updated in place, not re-created')
   })
 
+  it('"apply twice (unchanged)" holds for a cluster-scoped object whose manifest names a namespace: the namespace is dropped, as kubectl drops it', async () => {
+    const file = write('cluster-scoped.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {name: apply-scoped, namespace: default, labels: {a: b}}\n')
+    const created = await orch(['apply', '-f', file, '--server-side=false'])
+    assert.equal(created.stdout, 'namespace/apply-scoped created\n', created.stderr)
+    const live = await get('/api/v1/namespaces/apply-scoped')
+    const again = await orch(['apply', '-f', file, '--server-side=false'])
+    assert.equal(again.code, 0, again.stderr)
+    assert.equal(again.stdout, 'namespace/apply-scoped unchanged\n')
+    assert.equal((await get('/api/v1/namespaces/apply-scoped')).json.metadata.resourceVersion, live.json.metadata.resourceVersion)
+    const applied = await orch(['apply', '-f', file])
+    assert.equal(applied.stdout, 'namespace/apply-scoped serverside-applied\n', applied.stderr)
+  })
+
   it('apply -f - reads JSON from stdin; an object without a namespace goes to -n', async () => {
     const input = JSON.stringify({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'from-stdin'}, data: {a: 'b'}})
     const result = await orch(['apply', '-f', '-', '-n', 'apply-ns', '--server-side=false'], input)
@@ -180,7 +193,7 @@ describe('orch apply and orch delete', () => {
     assert.equal(result.stdout, 'configmap "dir-a" deleted\nrolebinding.rbac.orch.io "binding" deleted\n')
   })
 
-  it('delete -l deletes only the objects the selector chooses; --all deletes the rest', async () => {
+  it('delete -l deletes only the objects the selector chooses; --all deletes the rest; "No resources found" goes to stdout as kubectl delete prints it', async () => {
     for (const [name, app] of [['l1', 'web'], ['l2', 'web'], ['l3', 'db']]) {
       const created = await api.call('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name, labels: {app}}})
       assert.equal(created.status, 201, created.text)
@@ -190,7 +203,9 @@ describe('orch apply and orch delete', () => {
     assert.equal(selected.stdout, 'configmap "l1" deleted\nconfigmap "l2" deleted\n')
     const none = await orch(['delete', 'cm', '-l', 'app=web'])
     assert.equal(none.code, 0)
-    assert.equal(none.stderr, 'No resources found\n')
+    // kubectl delete (unlike kubectl get) writes "No resources found" to stdout
+    assert.equal(none.stdout, 'No resources found\n')
+    assert.equal(none.stderr, '')
     const all = await orch(['delete', 'cm', '--all'])
     assert.equal(all.stdout, 'configmap "l3" deleted\n')
   })

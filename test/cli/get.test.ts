@@ -81,6 +81,49 @@ describe('orch get', () => {
     assert.equal(grouped.stdout, 'rolebinding.rbac.orch.io/readers\n', grouped.stderr)
   })
 
+  it('"get KIND [NAME]" in kubectl\'s other forms: KIND/NAME (one type prints plain names)', async () => {
+    const one = await orch(['get', 'cm/alpha', '-n', 'get-a'])
+    assert.equal(one.code, 0, one.stderr)
+    assert.match(lines(one.stdout)[0], /^NAME +DATA +AGE$/)
+    assert.match(lines(one.stdout)[1], /^alpha +2 +\d+s$/)
+    assert.equal(lines(one.stdout).length, 2)
+    const yamlOne = yaml.load((await orch(['get', 'cm/alpha', '-n', 'get-a', '-o', 'yaml'])).stdout) as any
+    assert.equal(yamlOne.kind, 'ConfigMap', 'one KIND/NAME prints the object itself')
+    const names = await orch(['get', 'cm/alpha', 'cm/beta', '-n', 'get-a', '-o', 'name'])
+    assert.equal(names.stdout, 'configmap/alpha\nconfigmap/beta\n')
+  })
+
+  it('several types (KIND,KIND or KIND/NAME of different types): one table per type, kind/name rows, a blank line between', async () => {
+    const result = await orch(['get', 'cm/alpha', 'rolebinding/readers', '-n', 'get-a'])
+    assert.equal(result.code, 0, result.stderr)
+    const out = result.stdout.split('\n')
+    assert.match(out[0], /^NAME +DATA +AGE$/)
+    assert.match(out[1], /^configmap\/alpha +2 +\d+s$/)
+    assert.equal(out[2], '')
+    assert.match(out[3], /^NAME +ROLE +AGE$/)
+    assert.match(out[4], /^rolebinding\.rbac\.orch\.io\/readers +Role\/reader +\d+s$/)
+    const listed = await orch(['get', 'configmaps,rolebindings', '-n', 'get-a', '-o', 'name'])
+    assert.equal(listed.stdout, 'configmap/alpha\nconfigmap/beta\nrolebinding.rbac.orch.io/readers\n')
+    const json = JSON.parse((await orch(['get', 'cm/alpha', 'rolebinding/readers', '-n', 'get-a', '-o', 'json'])).stdout)
+    assert.equal(json.kind, 'List')
+    assert.deepEqual(json.items.map((i: any) => `${i.kind}/${i.metadata.name}`), ['ConfigMap/alpha', 'RoleBinding/readers'])
+    const empty = await orch(['get', 'cm,rolebindings', '-n', 'get-b', '-l', 'app=none'])
+    assert.equal(empty.stdout, '')
+    assert.equal(empty.stderr, 'No resources found in get-b namespace.\n')
+  })
+
+  it('KIND/NAME mixed with a bare KIND or NAME is one line and exit 1, as kubectl refuses it', async () => {
+    for (const args of [['cm', 'cm/alpha'], ['cm/alpha', 'beta']]) {
+      const result = await orch(['get', ...args, '-n', 'get-a'])
+      assert.equal(result.code, 1)
+      assert.equal(result.stdout, '')
+      assert.match(result.stderr, /^error: there is no need to specify a resource type as a separate argument when passing arguments in resource\/name form .*\n$/)
+    }
+    const watch = await orch(['get', 'cm,rolebindings', '-w', '-n', 'get-a'])
+    assert.equal(watch.code, 1)
+    assert.equal(watch.stderr, 'error: you may only specify a single resource type\n')
+  })
+
   it('an unknown resource type is one line on stderr and exit 1', async () => {
     const result = await orch(['get', 'widgets'])
     assert.equal(result.code, 1)
@@ -126,6 +169,18 @@ describe('orch get', () => {
     const list = yaml.load((await orch(['get', 'cm', '-n', 'get-a', '-o', 'yaml'])).stdout) as any
     assert.equal(list.kind, 'List')
     assert.deepEqual(list.items.map((i: any) => i.metadata.name), ['alpha', 'beta'])
+  })
+
+  it('-o json|yaml leave metadata.managedFields out as kubectl does; --show-managed-fields keeps them', async () => {
+    for (const format of ['json', 'yaml']) {
+      const one = await orch(['get', 'cm', 'alpha', '-n', 'get-a', '-o', format])
+      assert.equal(one.code, 0, one.stderr)
+      assert.ok(!one.stdout.includes('managedFields'), one.stdout)
+      const list = await orch(['get', 'cm', '-n', 'get-a', '-o', format])
+      assert.ok(!list.stdout.includes('managedFields'), list.stdout)
+      const shown = yaml.load((await orch(['get', 'cm', 'alpha', '-n', 'get-a', '-o', format, '--show-managed-fields'])).stdout) as any
+      assert.ok(Array.isArray(shown.metadata.managedFields) && shown.metadata.managedFields.length > 0, JSON.stringify(shown.metadata))
+    }
   })
 
   it('priority-1 columns appear only with -o wide', async () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 import * as yaml from 'js-yaml'
-import {TablePrinter, formatObjects, noResourcesMessage, type Table} from '../../src/cli/printers.js'
+import {TablePrinter, formatObjects, formatOne, noResourcesMessage, type Table} from '../../src/cli/printers.js'
 import {pickResource, type ResourceInfo} from '../../src/cli/resources.js'
 import {containsManifest, parseManifests} from '../../src/cli/apply.js'
 import {eventLine} from '../../src/cli/watch.js'
@@ -59,6 +59,21 @@ describe('json, yaml and name output', () => {
     assert.deepEqual(JSON.parse(formatObjects([item], 'json', info, true)), {apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'web'}})
     const list = yaml.load(formatObjects([item], 'yaml', info, false)) as any
     assert.deepEqual(list, {apiVersion: 'v1', items: [{apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'web'}}], kind: 'List', metadata: {resourceVersion: ''}})
+  })
+
+  it('json and yaml leave metadata.managedFields out unless --show-managed-fields, as kubectl prints objects', () => {
+    const managed = {metadata: {name: 'web', managedFields: [{manager: 'orch', operation: 'Apply'}]}, spec: {replicas: 1}}
+    for (const format of ['json', 'yaml'] as const) {
+      const one = yaml.load(formatObjects([managed], format, info, true)) as any
+      assert.deepEqual(one.metadata, {name: 'web'}, format)
+      const list = yaml.load(formatObjects([managed], format, info, false)) as any
+      assert.deepEqual(list.items[0].metadata, {name: 'web'}, format)
+      const watched = yaml.load(formatOne(managed, format, info, true)) as any
+      assert.deepEqual(watched.metadata, {name: 'web'}, format)
+      const shown = yaml.load(formatObjects([managed], format, info, true, {showManagedFields: true})) as any
+      assert.deepEqual(shown.metadata.managedFields, [{manager: 'orch', operation: 'Apply'}], format)
+    }
+    assert.deepEqual(managed.metadata.managedFields, [{manager: 'orch', operation: 'Apply'}], 'the object itself is not changed')
   })
 })
 

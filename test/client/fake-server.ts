@@ -152,6 +152,11 @@ export class FakeServer extends EventEmitter {
     return last
   }
 
+  /** Sends an event as it is, without changing the store (a server repeating or reordering events). */
+  event(type: EventType, object: Obj): void {
+    this.record(type, object)
+  }
+
   /** Forgets the history up to now: watches from an older resourceVersion get 410 Expired. */
   compact(): void {
     this.history = []

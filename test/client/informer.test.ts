@@ -114,6 +114,36 @@ describe('Informer', () => {
     assert.deepEqual(errors, [])
   })
 
+  it('a DELETED event for an object the cache does not hold (a repeat, or one never seen) is no onDelete, as client-go ignores it', async () => {
+    const ns = 'unknown-delete'
+    server.put({metadata: {name: 'a', namespace: ns}})
+    const {informer, recorder, errors} = recordingInformer(client, ns)
+    const opened = server.nextWatch()
+    informer.start()
+    await informer.waitForSync()
+    await opened
+    try {
+      const deleted = server.remove(ns, 'a')!
+      server.event('DELETED', deleted)
+      server.event('DELETED', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'ghost', namespace: ns, resourceVersion: deleted.metadata.resourceVersion}})
+      const last = server.put({metadata: {name: 'z', namespace: ns}})
+      await new Promise<void>((resolve) => {
+        const check = () => (informer.get(`${ns}/z`) ? resolve() : setTimeout(check, 5))
+        check()
+      })
+      assert.deepEqual(recorder.calls, [
+        ['add', 'a', recorder.calls[0][2]],
+        ['delete', 'a', deleted.metadata.resourceVersion],
+        ['add', 'z', last.metadata.resourceVersion],
+      ])
+      assert.deepEqual(informer.keys(), [`${ns}/z`])
+      assert.equal(informer.lastSyncResourceVersion, last.metadata.resourceVersion)
+    } finally {
+      await informer.stop()
+    }
+    assert.deepEqual(errors, [])
+  })
+
   it('relists on 410 Gone and reports the difference between the old cache and the new list', async () => {
     const ns = 'relist'
     const a = server.put({metadata: {name: 'a', namespace: ns}})

@@ -61,13 +61,66 @@ describe('kubeconfig resolution order', () => {
     assert.equal(config.server, 'https://flag:1')
   })
 
-  it('$KUBECONFIG wins over ~/.orch/config, and its first file is the one read', () => {
+  it('$KUBECONFIG wins over ~/.orch/config; of two files naming the same cluster the first wins', () => {
     const home = join(root, 'order2')
     write(defaultKubeconfigPath(home), kubeconfig('https://home:1'))
     const first = write(join(root, 'order2-a'), kubeconfig('https://env-first:1'))
     const second = write(join(root, 'order2-b'), kubeconfig('https://env-second:1'))
     const config = resolveClientConfig({env: {KUBECONFIG: `${first}:${second}`}, home})
     assert.equal(config.server, 'https://env-first:1')
+  })
+
+  it('"$KUBECONFIG with several files separated by \':\' as kubectl merges them": entries of every file, current-context from the first that sets it', () => {
+    const home = join(root, 'merge1')
+    write(defaultKubeconfigPath(home), kubeconfig('https://home:1'))
+    const clusters = write(
+      join(root, 'merge1', 'clusters'),
+      yaml.dump({apiVersion: 'v1', kind: 'Config', clusters: [{name: 'prod', cluster: {server: 'https://prod:1', 'certificate-authority': 'ca.crt'}}]}),
+    )
+    write(join(root, 'merge1', 'ca.crt'), 'CA-PEM')
+    const contexts = write(
+      join(root, 'merge1', 'sub', 'contexts'),
+      yaml.dump({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{name: 'prod', cluster: {server: 'https://shadowed:1'}}],
+        users: [{name: 'ops', user: {tokenFile: 'token'}}],
+        contexts: [{name: 'prod', context: {cluster: 'prod', user: 'ops', namespace: 'shop'}}],
+        'current-context': 'prod',
+      }),
+    )
+    write(join(root, 'merge1', 'sub', 'token'), 'ops-token\n')
+    const config = resolveClientConfig({env: {KUBECONFIG: `${join(root, 'merge1', 'missing')}:${clusters}:${contexts}`}, home})
+    assert.equal(config.server, 'https://prod:1')
+    assert.equal(config.namespace, 'shop')
+    assert.equal(config.token, 'ops-token')
+    assert.equal(config.ca?.toString(), 'CA-PEM')
+  })
+
+  it('$KUBECONFIG: a context of the second file can be chosen with --context; files that do not exist are skipped', () => {
+    const home = join(root, 'merge2')
+    const first = write(join(root, 'merge2', 'a'), kubeconfig('https://a:1'))
+    const second = write(
+      join(root, 'merge2', 'b'),
+      yaml.dump({
+        clusters: [{name: 'b', cluster: {server: 'https://b:1'}}],
+        contexts: [{name: 'b', context: {cluster: 'b'}}],
+        'current-context': 'b',
+      }),
+    )
+    const env = {KUBECONFIG: `/nonexistent/one:${first}::${second}:${first}`}
+    assert.equal(resolveClientConfig({env, home}).server, 'https://a:1')
+    assert.equal(resolveClientConfig({env, home, context: 'b'}).server, 'https://b:1')
+    assert.equal(message(() => resolveClientConfig({env, home, context: 'c'})), `context "c" not found in kubeconfig ${first}:${second}`)
+  })
+
+  it('$KUBECONFIG: none of its files existing says so in one line; a malformed one names its file', () => {
+    const home = join(root, 'merge3')
+    const gone = `${join(root, 'merge3', 'x')}:${join(root, 'merge3', 'y')}`
+    assert.equal(message(() => resolveClientConfig({env: {KUBECONFIG: gone}, home})), `no server to talk to: kubeconfig ${gone} not found (pass --server or --kubeconfig)`)
+    const good = write(join(root, 'merge3', 'good'), kubeconfig('https://a:1'))
+    const bad = write(join(root, 'merge3', 'bad'), 'clusters: [\n')
+    assert.match(message(() => resolveClientConfig({env: {KUBECONFIG: `${good}:${bad}`}, home})), new RegExp(`^kubeconfig ${bad} is not valid YAML: `))
   })
 
   it('without flag or $KUBECONFIG, ~/.orch/config is read', () => {
