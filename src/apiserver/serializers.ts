@@ -75,10 +75,17 @@ export interface SerializerSet {
 export function serializerSet(gates: Record<string, boolean>, extra: Serializer[] = []): SerializerSet {
   const all = [jsonSerializer, yamlSerializer, protobufSerializer, ...extra]
   if (gates['CBORServingAndStorage']) all.push(cborSerializer)
-  return {all, byMediaType: (type) => all.find((s) => s.mediaType === type)}
+  return {
+    all,
+    byMediaType: (type) => all.find((s) => s.mediaType === (type === KUBERNETES_PROTOBUF_TYPE ? PROTOBUF_TYPE : type)),
+  }
 }
 
 export const PROTOBUF_TYPE = 'application/vnd.orch.protobuf'
+/** Kubernetes' name for the same wire format: kubectl and client-go send request bodies of built-in
+ *  kinds in it (`kubectl create namespace x`), so it is read as PROTOBUF_TYPE; responses are in the
+ *  types the server lists (a client that sends it accepts JSON too). */
+const KUBERNETES_PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf'
 
 /** Kubernetes' protobuf: magic + runtime.Unknown; watch streams are length-prefixed WatchEvents. */
 export const protobufSerializer: Serializer = {

@@ -179,7 +179,13 @@ export interface Plan {
   byNumber: Map<number, Slot>
   /** every JSON name the message covers, embedded ones included */
   names: string[]
+  /** fields whose zero value ('' or 0) Go reads as unset and leaves out of JSON (non-pointer, omitempty):
+   *  Kubernetes writes them always, so a decoded message drops them when zero */
+  omitZero?: readonly string[]
 }
+
+/** ObjectMeta's non-pointer omitempty scalars: kubectl's protobuf bodies carry them as '' and 0 */
+const OBJECT_META_OMIT_ZERO = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation']
 
 const plans = new WeakMap<ObjectSchema, Plan>()
 
@@ -187,6 +193,7 @@ export function planOf(schema: ObjectSchema): Plan {
   let plan = plans.get(schema)
   if (!plan) {
     plan = buildPlan(Object.entries(schema.fields).map(([name, field]) => [name, field, field.embeddedIn]), schema.name)
+    if (schema.name === 'ObjectMeta') plan.omitZero = OBJECT_META_OMIT_ZERO
     plans.set(schema, plan)
   }
   return plan

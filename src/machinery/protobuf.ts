@@ -14,9 +14,10 @@
 // not, and the decoder keeps whatever is on the wire. Kubernetes writes its non-pointer fields always
 // ("", 0, false, {}) and pointer fields when set: reading our bytes it sees zero values for what we left
 // out, which is also what JSON without them means to it. Reading Kubernetes' bytes we keep the zero values
-// it wrote (generateName: '', hostNetwork: false, …): the declarations' defaults and validation treat a
-// non-pointer field's zero value as unset (`if (!x)`), and a pointer field's zero (replicas: 0,
-// storageClassName: '') keeps its meaning, which dropping zeros would lose. An empty Time (Kubernetes'
+// it wrote (hostNetwork: false, …), except ObjectMeta's strings and generation, dropped when '' or 0 as
+// Go leaves them out of JSON (Plan.omitZero; kubectl's bodies carry them all). Elsewhere the declarations'
+// defaults and validation treat a non-pointer field's zero value as unset (`if (!x)`), and a pointer
+// field's zero (replicas: 0, storageClassName: '') keeps its meaning, which dropping zeros would lose. An empty Time (Kubernetes'
 // zero time) reads as null. Empty lists and maps have no wire form and read back absent, as in Kubernetes.
 // Fields are written by number, map entries sorted by key, repeated scalars unpacked (packed is read too):
 // Kubernetes' order, so equal content gives equal bytes. Unknown fields are skipped. int64 values are JS
@@ -358,6 +359,7 @@ function readFields(r: Reader, plan: Plan, target: Record<string, unknown>): voi
       }
     }
   }
+  if (plan.omitZero) for (const name of plan.omitZero) if (target[name] === '' || target[name] === 0) delete target[name]
 }
 
 const packable = (s: Schema) => s.type === 'integer' || s.type === 'boolean' || s.type === 'number'

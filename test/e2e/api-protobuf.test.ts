@@ -45,6 +45,15 @@ describe('protobuf', () => {
     assert.deepEqual(object.data, {k: 'v'})
   })
 
+  it('a request body in Kubernetes\' protobuf media type (application/vnd.kubernetes.protobuf, as kubectl sends) is read as protobuf; the answer falls back to JSON', async () => {
+    const body = Buffer.from(encodeObject(configMap, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'pb-kubectl'}, data: {k: 'v'}}))
+    const kubernetesType = 'application/vnd.kubernetes.protobuf'
+    const created = await raw(server.url, 'POST', base, {'Content-Type': kubernetesType, Accept: `${kubernetesType}, application/json`}, body)
+    assert.equal(created.status, 201, created.body.toString())
+    assert.equal(created.headers['content-type'], 'application/json')
+    assert.deepEqual(JSON.parse(created.body.toString()).data, {k: 'v'})
+  })
+
   it('lists come back in protobuf', async () => {
     const listed = await raw(server.url, 'GET', base, {Accept: PB})
     const list = decodeObject(configMap, listed.body)

@@ -35,6 +35,21 @@ describe('namespace lifecycle', () => {
     assert.deepEqual(created.json.spec.finalizers, ['orch'])
   })
 
+  it('a new namespace is Active whatever status it is sent with, and the orch finalizer is added to the ones it names (namespaceStrategy.PrepareForCreate)', async () => {
+    const created = await api('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {name: 'sent-status'},
+      spec: {finalizers: ['example.com/keep']},
+      status: {phase: ''},
+    })
+    assert.equal(created.status, 201, created.text)
+    assert.deepEqual(created.json.status, {phase: 'Active'})
+    assert.deepEqual(created.json.spec.finalizers, ['example.com/keep', 'orch'])
+    const terminating = await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'sent-terminating'}, status: {phase: 'Terminating'}})
+    assert.equal(terminating.json.status.phase, 'Active')
+  })
+
   it('deleting a namespace removes what is in it, then the namespace itself', async () => {
     await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'doomed'}})
     for (const name of ['a', 'b', 'c']) {

@@ -95,6 +95,31 @@ function varintHex(n: number): string {
   return Buffer.from(out).toString('hex')
 }
 
+describe('protobuf: ObjectMeta as Kubernetes writes it', () => {
+  it('ObjectMeta strings and generation Kubernetes writes as "" and 0 (kubectl create) read back absent, as Go leaves them out of JSON; pointers keep their zero', () => {
+    const sent = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {name: 'x', generateName: '', namespace: '', selfLink: '', uid: '', resourceVersion: '', generation: 0, deletionGracePeriodSeconds: 0},
+      data: {k: ''},
+    }
+    const decoded = decodeObject(configMap, encodeObject(configMap, sent))
+    assert.deepEqual(decoded.metadata, {name: 'x', deletionGracePeriodSeconds: 0})
+    assert.deepEqual(decoded.data, {k: ''}, 'only ObjectMeta is touched')
+    const statefulSet = byKind('StatefulSet')
+    const withTemplate = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: {name: 'web', namespace: ''},
+      spec: {replicas: 0, serviceName: 'web', selector: {matchLabels: {app: 'web'}}, template: {metadata: {name: '', labels: {app: 'web'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    }
+    const read = decodeObject(statefulSet, encodeObject(statefulSet, withTemplate))
+    assert.deepEqual(read.metadata, {name: 'web'})
+    assert.deepEqual(read.spec.template.metadata, {labels: {app: 'web'}}, 'a pod template\'s ObjectMeta too')
+    assert.equal(read.spec.replicas, 0)
+  })
+})
+
 describe('protobuf: lists', () => {
   const items = Array.from({length: 3000}, (_, i) => ({metadata: {name: `cm-${i}`, namespace: 'default'}, data: {value: 'x'.repeat(i % 200)}}))
   const listMeta = {resourceVersion: '99', continue: 'token', remainingItemCount: 5}

@@ -36,6 +36,13 @@ export const namespace: KindDeclaration = {
   prepareForDelete(object) {
     object.status = {...(object.status ?? {}), phase: 'Terminating'}
   },
+  // Kubernetes' namespaceStrategy.PrepareForCreate: a new namespace is Active whatever status it was
+  // sent with (protobuf clients send status.phase ""), and always carries the orch finalizer
+  prepareForCreate(object) {
+    object.status = {phase: 'Active'}
+    const finalizers: unknown[] = Array.isArray(object.spec?.finalizers) ? object.spec.finalizers : []
+    if (!finalizers.includes('orch')) object.spec = {...object.spec, finalizers: [...finalizers, 'orch']}
+  },
   generationFields: [],
   schema: {
     type: 'object',
