@@ -14,7 +14,7 @@ export interface CacheEvent<T> {
   type: CacheEventType
   revision: number
   key: string
-  /** the object after the change; for DELETED the last state before deletion */
+  /** the object after the change; for DELETED the last state before deletion, at the deletion's revision */
   object: T
   /** the object before the change (MODIFIED, DELETED) */
   prev?: T
@@ -234,7 +234,10 @@ export class WatchCache<T> {
         if (!previous) continue
         this.entries.delete(event.kv.key)
         this.sortedKeys = null
-        out.push({type: 'DELETED', revision: event.revision, key: event.kv.key, object: previous.object, prev: previous.object, kv: event.kv})
+        // the last state at the deletion's revision (a delete event's kv holds the last value with
+        // modRevision = the deletion), as Kubernetes sends it: a watcher resumes after the deletion
+        const last = this.tryDecode(event.kv) ?? previous.object
+        out.push({type: 'DELETED', revision: event.revision, key: event.kv.key, object: last, prev: previous.object, kv: event.kv})
         continue
       }
       const object = this.tryDecode(event.kv)

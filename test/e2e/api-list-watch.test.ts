@@ -245,6 +245,23 @@ describe('API core: lists, views and watches', () => {
     assert.equal(events[1].object.data.x, 'y')
   })
 
+  it('a DELETED event carries the last state at the deletion\'s resourceVersion, so a watch resumed from it does not see the deletion again', async () => {
+    const rv = (await api('GET', base)).json.metadata.resourceVersion
+    const created = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'deleted-rv'}, data: {last: 'state'}})).json
+    const stream = await openWatch(server.url, `${base}?watch=1&resourceVersion=${rv}`)
+    await api('DELETE', `${base}/deleted-rv`)
+    const [, deleted] = await stream.waitFor(2)
+    stream.close()
+    assert.equal(deleted.type, 'DELETED')
+    assert.equal(deleted.object.data.last, 'state')
+    assert.ok(Number(deleted.object.metadata.resourceVersion) > Number(created.metadata.resourceVersion), 'the deletion\'s revision, not the object\'s last one')
+    const marker = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'after-deleted-rv'}})).json
+    const resumed = await openWatch(server.url, `${base}?watch=1&resourceVersion=${deleted.object.metadata.resourceVersion}`)
+    const [first] = await resumed.waitFor(1)
+    resumed.close()
+    assert.equal(first.object.metadata.name, marker.metadata.name, 'the first event after the deletion, not the deletion again')
+  })
+
   it('watch resumes from a resourceVersion: events after it are replayed', async () => {
     const rv = (await api('GET', base)).json.metadata.resourceVersion
     await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'resume-a'}})
