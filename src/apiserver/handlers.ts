@@ -38,6 +38,8 @@ export interface HandlerOptions {
   virtualKinds?: ReadonlyMap<string, VirtualKindHandler>
   /** the client certificate nodes/{name}/proxy presents to agents */
   agentCredentials?: () => AgentCredentials | undefined
+  /** aborted when the server shuts down: open watches end */
+  shutdown?: AbortSignal
 }
 
 /** Answers a POST of a virtual kind: the review with its status filled in. */
@@ -257,6 +259,7 @@ export class ResourceHandler {
           includeObject,
           now: this.options.now,
           initialEventsAnnotation: `${this.options.metaGroup === 'meta.orch.io' ? 'orch.io' : 'k8s.io'}/initial-events-end`,
+          shutdown: this.options.shutdown,
         },
       )
     }

@@ -1,5 +1,6 @@
 // The API server process: the HTTPS listener, then for every request authentication, authorization,
 // and the health, resource and non-resource handlers.
+import {setMaxListeners} from 'node:events'
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {createServer, type Server} from 'node:https'
 import type {AddressInfo, Socket} from 'node:net'
@@ -87,6 +88,7 @@ export class ApiServer {
   private readonly readiness: Readiness[] = []
   private readonly compactor: Compactor
   private stopping: Promise<void> | undefined
+  private readonly shuttingDown = new AbortController()
   private listening = false
   private cachesSynced = false
   readonly catalog: Catalog
@@ -148,7 +150,10 @@ export class ApiServer {
       metaGroup: 'meta.orch.io',
       virtualKinds: virtualKindHandlers({authorizer: this.authorizer, authenticator: options.authenticator}),
       agentCredentials: options.agentCredentials,
+      shutdown: this.shuttingDown.signal,
     })
+    // every open watch listens for the shutdown
+    setMaxListeners(0, this.shuttingDown.signal)
     this.nonResources = new NonResourceHandler(this.catalog)
     this.readiness.push({name: 'storage', ready: () => this.listening})
     this.readiness.push({name: 'caches', ready: () => this.cachesSynced})
@@ -271,6 +276,8 @@ export class ApiServer {
         // idle keep-alive connections would hold close() open; busy ones finish their request
         if (!(socket as TLSSocket & {_httpMessage?: unknown})._httpMessage) socket.destroy()
       }
+      // watches would be in flight until their timeout: they end now
+      this.shuttingDown.abort()
       await Promise.allSettled([...this.inFlight])
       for (const registry of this.registries.values()) registry.cache.stop()
       for (const socket of this.sockets) socket.destroy()

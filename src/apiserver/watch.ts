@@ -31,6 +31,8 @@ export interface WatchServeOptions {
   defaultTimeoutMs?: number
   /** the annotation marking the end of initial events */
   initialEventsAnnotation: string
+  /** aborted when the server shuts down: the stream ends cleanly, as Kubernetes ends watches then */
+  shutdown?: AbortSignal
 }
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
@@ -185,8 +187,12 @@ export async function serveWatch(
     for (const t of timers) clearTimeout(t)
     response.end()
   }
+  const onShutdown = () => finish()
+  options.shutdown?.addEventListener('abort', onShutdown, {once: true})
+  if (options.shutdown?.aborted) finish()
   await new Promise<void>((resolve) => {
     response.on('close', () => {
+      options.shutdown?.removeEventListener('abort', onShutdown)
       finish()
       resolve()
     })

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import {readFileSync, writeFileSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, describe, it} from 'node:test'
-import {call} from '../support/http.js'
+import {call, openWatch} from '../support/http.js'
 import {runOrch, startOrchServer, tempDir, type RunningOrch} from '../support/server.js'
 
 describe('orch server lifecycle', () => {
@@ -41,6 +41,18 @@ describe('orch server lifecycle', () => {
     const got = await call(again.url, 'GET', '/api/v1/namespaces/default/configmaps/kept')
     assert.equal(got.status, 200)
     assert.deepEqual(got.json.data, {a: "b"})
+  })
+
+  it('SIGTERM with watches open: they end cleanly (no ERROR event) and the server exits at once, not when the watches time out', async () => {
+    const server = await startOrchServer()
+    const watch = await openWatch(server.url, '/api/v1/namespaces?watch=1&resourceVersion=0')
+    assert.equal(watch.status, 200)
+    await watch.waitFor(1)
+    const started = Date.now()
+    assert.equal(await server.stop('SIGTERM'), 0)
+    await watch.ended
+    assert.ok(Date.now() - started < 8_000, `stopped after ${Date.now() - started} ms`)
+    assert.ok(watch.events.every((e) => e.type !== 'ERROR'), JSON.stringify(watch.events.map((e) => e.type)))
   })
 
   it('SIGINT shuts it down cleanly too', async () => {
