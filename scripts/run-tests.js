@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every compiled test file under dist/test with node's test runner (Node 20 takes no globs).
 // Usage: node scripts/run-tests.js [substring ...]  — only files whose path contains one of the substrings.
-import {mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs'
+import {mkdtempSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawnSync} from 'node:child_process'
@@ -34,7 +34,11 @@ try {
   })
   status = result.status ?? 1
 } finally {
+  // a test killed half-way may leave a mount (a container's rootfs or shm) under it: never remove
+  // through a mount
+  const mounted = mountsUnder(runTmp)
   if (process.env.ORCH_KEEP_TEST_TMP) console.error(`test temporary files kept in ${runTmp}`)
+  else if (mounted.length > 0) console.error(`test temporary files kept in ${runTmp}: still mounted there: ${mounted.join(', ')}`)
   else {
     try {
       rmSync(runTmp, {recursive: true, force: true, maxRetries: 3})
@@ -44,3 +48,15 @@ try {
   }
 }
 process.exit(status)
+
+/** mount points at or below dir (Linux: /proc/self/mounts; elsewhere none are known) */
+function mountsUnder(dir) {
+  try {
+    return readFileSync('/proc/self/mounts', 'utf8')
+      .split('\n')
+      .map((line) => (line.split(' ')[1] ?? '').replace(/\\040/g, ' '))
+      .filter((point) => point === dir || point.startsWith(`${dir}/`))
+  } catch {
+    return []
+  }
+}

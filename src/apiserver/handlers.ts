@@ -369,8 +369,11 @@ export class ResourceHandler {
         context,
         preconditions: body.preconditions,
         gracePeriodSeconds: intParam(query, 'gracePeriodSeconds') ?? body.gracePeriodSeconds,
-        propagationPolicy: query.get('propagationPolicy') ?? body.propagationPolicy,
-        orphanDependents: boolParam(query, 'orphanDependents') ?? body.orphanDependents,
+        // where the body says how dependents go, the query's say is not read (Kubernetes reads the body
+        // alone when there is one; orch's client sends preconditions in the body, the rest as query)
+        ...(body.propagationPolicy !== undefined || body.orphanDependents !== undefined
+          ? {propagationPolicy: body.propagationPolicy, orphanDependents: body.orphanDependents}
+          : {propagationPolicy: query.get('propagationPolicy') ?? undefined, orphanDependents: boolParam(query, 'orphanDependents')}),
       }
       validateDeleteOptions(options)
       if (verb === 'deletecollection') {
@@ -510,16 +513,16 @@ function checkTableOptions(view: {as: string} | undefined, includeObject: string
   throw errors.badRequest(`Unable to convert to Table as requested: ${cause}`)
 }
 
-/** A delete's body is DeleteOptions (its kind and apiVersion may be left out): any other kind is 400,
- *  as Kubernetes' decoder refuses a kind its DeleteOptions scheme does not know. */
+/** A delete's body is DeleteOptions (its kind may be left out): any other kind is 400, as Kubernetes'
+ *  decoder refuses a kind its DeleteOptions scheme does not know. */
 function checkDeleteOptionsType(body: AnyObject): void {
+  // any apiVersion: Kubernetes registers DeleteOptions in every group version (client-go's typed
+  // clients send the resource's, e.g. apps/v1)
   const kind = body.kind ?? 'DeleteOptions'
-  const apiVersion = body.apiVersion ?? 'meta.orch.io/v1'
-  if (kind !== 'DeleteOptions' || !DELETE_OPTIONS_VERSIONS.includes(apiVersion)) {
-    throw errors.badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(apiVersion))}: the body of a delete is DeleteOptions`)
+  if (kind !== 'DeleteOptions') {
+    throw errors.badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(body.apiVersion ?? ''))}: the body of a delete is DeleteOptions`)
   }
 }
-const DELETE_OPTIONS_VERSIONS = ['meta.orch.io/v1', 'meta.k8s.io/v1', 'v1']
 
 /** Kubernetes' ValidateDeleteOptions (the dryRun values are checked where they are read). */
 function validateDeleteOptions(options: {propagationPolicy?: unknown; orphanDependents?: unknown}): void {
@@ -588,7 +591,11 @@ export function statusResponse(response: ServerResponse, error: unknown, accept:
   const negotiated = negotiate(accept, {mediaTypes: all.map((s) => s.mediaType), viewGroups: [], views: []})
   const serializer = all.find((s) => s.mediaType === negotiated?.mediaType) ?? jsonSerializer
   const warnings = responseWarnings.get(response) ?? []
-  const headers = warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined
+  const headers: Record<string, string> = {}
+  if (warnings.length > 0) headers.Warning = warnings.map(warningHeader).join(', ')
+  // as Kubernetes: a Status that says when to retry says it in Retry-After too (client-go retries on it)
+  const retryAfter = apiError.details?.retryAfterSeconds
+  if (retryAfter && retryAfter > 0) headers['Retry-After'] = String(retryAfter)
   send(response, apiError.code, apiError.toStatus(), {serializer, headers})
 }
 

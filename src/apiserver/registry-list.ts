@@ -72,7 +72,8 @@ export class ResourceLister {
       return this.fromStore(prefix, selectors, limit, token.revision, token.startAfter, params.encoded)
     }
     const requested = params.resourceVersion ? Number(params.resourceVersion) : undefined
-    if (params.resourceVersion && (!Number.isInteger(requested) || requested! < 0)) {
+    // decimal digits only, as Kubernetes' ParseUint (Number() would also take 0x10 or 1e1)
+    if (params.resourceVersion && (!/^\d+$/.test(params.resourceVersion) || !Number.isSafeInteger(requested))) {
       throw errors.badRequest(`invalid resource version: ${params.resourceVersion}`)
     }
     if (match === 'Exact') {

@@ -393,6 +393,7 @@ export class ResourceRegistry {
     }
     meta.uid = oldMeta.uid
     meta.creationTimestamp = oldMeta.creationTimestamp
+    delete meta.selfLink
     if (oldMeta.deletionTimestamp) {
       meta.deletionTimestamp = oldMeta.deletionTimestamp
       if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds

@@ -127,6 +127,16 @@ describe('API core: lists, views and watches', () => {
       assert.match(result.json.message, /^Timeout: Too large resource version: \d+, current: \d+$/)
       assert.deepEqual(result.json.details.causes, [{reason: 'ResourceVersionTooLarge', message: 'Too large resource version'}])
       assert.equal(result.json.details.retryAfterSeconds, 1)
+      assert.equal(result.headers['retry-after'], '1', 'Retry-After as well, which client-go retries on')
+    }
+  })
+
+  it('a resourceVersion is decimal digits: 0x10, 1e1 or -1 is 400, never a read at another version', async () => {
+    for (const rv of ['0x10', '1e1', '-1', '1.5']) {
+      const result = await api('GET', `${base}?resourceVersion=${rv}&limit=1`)
+      assert.equal(result.status, 400, result.text)
+      assert.equal(result.json.reason, 'BadRequest')
+      assert.equal(result.json.message, `invalid resource version: ${rv}`)
     }
   })
 
