@@ -2,13 +2,14 @@
 // .yaml/.yml/.json files of a directory in name order, or stdin; each object created or brought up to date
 // through an ApplyStrategy. The default strategy is server-side apply (one PATCH with
 // application/apply-patch+yaml per object, fieldManager `orch` unless --field-manager, force=true with
-// --force-conflicts), printed as kubectl prints it: `configmap/x serverside-applied`. --server-side=false
-// keeps the older create-or-replace (GET; absent: POST; present and different in a field the manifest
-// gives: PUT at the live resourceVersion). A manifest that cannot be read fails the command before
+// --force-conflicts), read first so that the result is printed as kubectl apply prints it: `configmap/x
+// created|configured|unchanged`. --server-side=false keeps the older create-or-replace (GET; absent:
+// POST; present and different in a field the manifest gives: PUT at the live resourceVersion). A manifest that cannot be read fails the command before
 // anything is sent; an object the server refuses (an apply conflict included) is reported on one line and
 // the others still go.
 import {readFileSync, readdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
+import {isDeepStrictEqual} from 'node:util'
 import * as yaml from 'js-yaml'
 import type {AnyObject} from '../api/types.js'
 import {JsonStreamDecoder, isApiStatusError, type ResourceLocator, type RestClient} from '../client/index.js'
@@ -169,7 +170,7 @@ export async function targetOf(session: Session, manifest: Manifest): Promise<{i
 
 // ---------- strategies ----------
 
-export type ApplyResult = 'created' | 'configured' | 'unchanged' | 'serverside-applied'
+export type ApplyResult = 'created' | 'configured' | 'unchanged'
 
 /** How one object is brought to the state of its manifest. */
 export interface ApplyStrategy {
@@ -240,17 +241,38 @@ function replacement(object: ManifestObject, live: AnyObject): AnyObject {
 export function serverSideApply(options: StrategyOptions = {}): ApplyStrategy {
   const fieldManager = options.fieldManager || 'orch'
   return {
-    async apply(client, _info, locator, object) {
-      if (options.dryRun === 'client') return 'serverside-applied'
+    async apply(client, info, locator, object, source) {
+      // read first, to say what the apply did as kubectl apply says it: created, configured, unchanged
+      let live: AnyObject | undefined
       try {
-        await client.patch(locator, 'apply', object, {fieldManager, force: options.force || undefined, dryRun: options.dryRun === 'server' ? 'All' : undefined})
+        live = await client.get(locator)
+      } catch (error) {
+        if (!isApiStatusError(error) || error.code !== 404) throw step('retrieving current configuration of', source, error)
+      }
+      if (options.dryRun === 'client') return !live ? 'created' : containsManifest(live, comparable(object, info)) ? 'unchanged' : 'configured'
+      let applied: AnyObject
+      try {
+        applied = await client.patch(locator, 'apply', object, {fieldManager, force: options.force || undefined, dryRun: options.dryRun === 'server' ? 'All' : undefined})
       } catch (error) {
         if (isApiStatusError(error)) throw new ObjectError(error.message)
         throw error
       }
-      return 'serverside-applied'
+      if (!live) return 'created'
+      // an apply that changes nothing (managedFields included) is not written: the version stays
+      if (options.dryRun !== 'server') return applied.metadata?.resourceVersion === live.metadata?.resourceVersion ? 'unchanged' : 'configured'
+      return sameContent(live, applied) ? 'unchanged' : 'configured'
     },
   }
+}
+
+/** live and a dry run's answer hold the same object, managedFields aside (their times differ even when
+ *  nothing would change) */
+function sameContent(live: AnyObject, applied: AnyObject): boolean {
+  const strip = (object: AnyObject) => {
+    const {managedFields: _m, resourceVersion: _rv, ...metadata} = object.metadata ?? {}
+    return {...object, metadata}
+  }
+  return isDeepStrictEqual(strip(live), strip(applied))
 }
 
 /** Create-or-replace: GET; absent → POST; present and different → PUT with the live resourceVersion. */

@@ -92,7 +92,7 @@ describe('orch apply and orch delete', () => {
     assert.equal(again.stdout, 'namespace/apply-scoped unchanged\n')
     assert.equal((await get('/api/v1/namespaces/apply-scoped')).json.metadata.resourceVersion, live.json.metadata.resourceVersion)
     const applied = await orch(['apply', '-f', file])
-    assert.equal(applied.stdout, 'namespace/apply-scoped serverside-applied\n', applied.stderr)
+    assert.equal(applied.stdout, 'namespace/apply-scoped configured\n', 'server-side apply takes ownership of the fields: managedFields change')
   })
 
   it('apply -f - reads JSON from stdin; an object without a namespace goes to -n', async () => {
@@ -104,14 +104,14 @@ describe('orch apply and orch delete', () => {
     const again = await orch(['apply', '-f', '-', '-n', 'apply-ns', '--server-side=false'], input)
     assert.equal(again.stdout, 'configmap/from-stdin unchanged\n')
     const applied = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
-    assert.equal(applied.stdout, 'configmap/from-stdin serverside-applied\n')
+    assert.equal(applied.stdout, 'configmap/from-stdin configured\n', 'server-side apply takes ownership of the fields: managedFields change')
   })
 
   it('apply -f - reads multi-document YAML from stdin', async () => {
     const input = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s2}\ndata: {x: y}\n'
     const result = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
     assert.equal(result.code, 0, result.stderr)
-    assert.equal(result.stdout, 'configmap/s1 serverside-applied\nconfigmap/s2 serverside-applied\n')
+    assert.equal(result.stdout, 'configmap/s1 created\nconfigmap/s2 created\n')
     assert.deepEqual((await get('/api/v1/namespaces/apply-ns/configmaps/s2')).json.data, {x: 'y'})
   })
 
@@ -122,7 +122,7 @@ describe('orch apply and orch delete', () => {
     write('dir/notes.txt', 'not a manifest')
     const result = await orch(['apply', '-f', join(dir, 'dir'), '-n', 'apply-ns'])
     assert.equal(result.code, 0, result.stderr)
-    assert.equal(result.stdout, 'configmap/dir-a serverside-applied\nconfigmap/dir-b serverside-applied\nconfigmap/dir-c serverside-applied\n')
+    assert.equal(result.stdout, 'configmap/dir-a created\nconfigmap/dir-b created\nconfigmap/dir-c created\n')
   })
 
   it('apply of a malformed file is one line on stderr, exit 1, and nothing is sent', async () => {
@@ -146,7 +146,7 @@ describe('orch apply and orch delete', () => {
     )
     const result = await orch(['apply', '-f', file, '-n', 'apply-ns'])
     assert.equal(result.code, 1)
-    assert.equal(result.stdout, 'configmap/after-bad serverside-applied\n')
+    assert.equal(result.stdout, 'configmap/after-bad created\n')
     assert.equal(lines(result.stderr).length, 1, result.stderr)
     assert.match(result.stderr, /^error: ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value/)
 

@@ -100,7 +100,7 @@ describe('StatefulSet scenario through the CLI', () => {
   it('5 replicas OrderedReady: each pod appears only once the previous is ready, and orch get shows them coming up', {timeout: 90_000}, async () => {
     const applied = await runOrch(['apply', '-f', '-'], {env: server.cliEnv, input: manifest('app:1')})
     assert.equal(applied.code, 0, applied.stderr)
-    assert.equal(applied.stdout, 'statefulset.apps/web serverside-applied\n')
+    assert.equal(applied.stdout, 'statefulset.apps/web created\n')
     for (let ordinal = 0; ordinal < 5; ordinal++) {
       const name = `web-${ordinal}`
       await until(`${name} to be created`, async () => ((await call(server.url, 'GET', `${pods}/${name}`)).status === 200 ? true : undefined))
