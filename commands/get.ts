@@ -34,6 +34,8 @@ export default class Get extends Command {
     watch: Flags.boolean({char: 'w', description: 'after printing, watch and print each change', default: false}),
     raw: Flags.string({description: 'GET this API path (e.g. /api/v1/namespaces) and print the answer'}),
     'show-managed-fields': Flags.boolean({description: 'with -o json|yaml: keep metadata.managedFields (left out by default)', default: false}),
+    'show-labels': Flags.boolean({description: 'add a LABELS column (key=value,... or <none>) to the table', default: false}),
+    'ignore-not-found': Flags.boolean({description: 'a named object that does not exist is no error, and an empty list prints nothing', default: false}),
     ...globalFlags,
   }
 
@@ -41,7 +43,7 @@ export default class Get extends Command {
     const {argv, flags} = await this.parse(Get)
     const [kind, ...names] = argv as string[]
     if (flags.raw !== undefined) {
-      const other = ['output', 'all-namespaces', 'selector', 'field-selector', 'watch', 'show-managed-fields'].filter((name) => flags[name as keyof typeof flags])
+      const other = ['output', 'all-namespaces', 'selector', 'field-selector', 'watch', 'show-managed-fields', 'show-labels', 'ignore-not-found'].filter((name) => flags[name as keyof typeof flags])
       if (argv.length > 0) fail('arguments may not be passed when --raw is specified', 2)
       if (other.length > 0) fail(`--raw may not be specified with other flags that filter the server request or alter the output (--${other.join(', --')})`, 2)
       await runGetRaw({...connectOptions(flags), path: flags.raw})
@@ -58,6 +60,8 @@ export default class Get extends Command {
       fieldSelector: flags['field-selector'],
       watch: flags.watch,
       showManagedFields: flags['show-managed-fields'],
+      showLabels: flags['show-labels'],
+      ignoreNotFound: flags['ignore-not-found'],
     })
   }
 }

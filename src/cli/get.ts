@@ -46,6 +46,10 @@ export interface GetOptions extends ConnectOptions {
   watch?: boolean
   /** --show-managed-fields: keep metadata.managedFields in json and yaml */
   showManagedFields?: boolean
+  /** --show-labels: a LABELS column in the table */
+  showLabels?: boolean
+  /** --ignore-not-found: a missing named object is no error; an empty list prints no message */
+  ignoreNotFound?: boolean
 }
 
 const PAGE = 500
@@ -171,13 +175,13 @@ async function getOne(session: Session, options: GetOptions, info: ResourceInfo)
 
   let code = 0
   let resourceVersion: string | undefined
-  const printer = new TablePrinter({wide: format === 'wide', withNamespace: allNamespaces})
+  const printer = new TablePrinter({wide: format === 'wide', withNamespace: allNamespaces, showLabels: options.showLabels})
   if (isTableFormat(format)) {
     const table = options.names.length > 0 ? await reader.namedTable() : await reader.listTable()
     if (reader.failed) code = 1
     resourceVersion = table?.metadata?.resourceVersion
     const printed = table ? printer.print(table) : false
-    if (!printed && options.names.length === 0) process.stderr.write(noResourcesMessage(namespace) + '\n')
+    if (!printed && options.names.length === 0 && !options.ignoreNotFound) process.stderr.write(noResourcesMessage(namespace) + '\n')
   } else {
     const objectFormat = format as Exclude<OutputFormat, 'table' | 'wide'>
     if (options.names.length > 0) {
@@ -234,9 +238,9 @@ async function getMany(session: Session, options: GetOptions, requests: Request[
     shown.forEach((r, i) => {
       if (i > 0) process.stdout.write('\n')
       const table = r.table as Table
-      new TablePrinter({wide: format === 'wide', withNamespace: r.allNamespaces}).print(prefix ? withKindPrefix(table, r.info) : table)
+      new TablePrinter({wide: format === 'wide', withNamespace: r.allNamespaces, showLabels: options.showLabels}).print(prefix ? withKindPrefix(table, r.info) : table)
     })
-    if (shown.length === 0 && !named) {
+    if (shown.length === 0 && !named && !options.ignoreNotFound) {
       const namespaced = requests.some((r) => r.info.namespaced) && !options.allNamespaces
       process.stderr.write(noResourcesMessage(namespaced ? session.namespace : undefined) + '\n')
     }
@@ -269,6 +273,7 @@ class Reader {
         out.push(await read(name))
       } catch (error) {
         if (!isApiStatusError(error)) throw error
+        if (error.code === 404 && this.options.ignoreNotFound) continue
         reportError(error, this.session.server)
         this.failed = true
       }

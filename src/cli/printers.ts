@@ -98,6 +98,8 @@ export interface TableOptions {
   wide?: boolean
   /** a leading NAMESPACE column, from each row's object (-A) */
   withNamespace?: boolean
+  /** a last LABELS column, from each row's object (--show-labels) */
+  showLabels?: boolean
   noHeaders?: boolean
 }
 
@@ -122,10 +124,12 @@ export class TablePrinter {
     const lines: string[][] = []
     if (!this.headerPrinted && !this.options.noHeaders) {
       const header = shown.map(({column}) => column.name.toUpperCase())
+      if (this.options.showLabels) header.push('LABELS')
       lines.push(this.options.withNamespace ? ['NAMESPACE', ...header] : header)
     }
     for (const row of table.rows) {
       const cells = shown.map(({index}) => cellText(row.cells[index]))
+      if (this.options.showLabels) cells.push(formatLabels(row.object?.metadata?.labels))
       lines.push(this.options.withNamespace ? [String(row.object?.metadata?.namespace ?? ''), ...cells] : cells)
     }
     this.headerPrinted = true
@@ -147,6 +151,12 @@ export class TablePrinter {
     if (text) this.write(text)
     return text !== ''
   }
+}
+
+/** kubectl's labels.FormatLabels: key=value pairs sorted by key, comma-separated; <none> for none. */
+export function formatLabels(labels: Record<string, string> | undefined): string {
+  const keys = Object.keys(labels ?? {}).sort()
+  return keys.length === 0 ? '<none>' : keys.map((key) => `${key}=${labels![key]}`).join(',')
 }
 
 /** kubectl's message on stderr when a get finds nothing: with the namespace when one was listed. */

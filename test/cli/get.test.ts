@@ -238,6 +238,31 @@ describe('orch get', () => {
     assert.match(lines(result.stdout)[1], /^alpha /)
   })
 
+  it('--ignore-not-found: a missing named object is no error (exit 0, nothing on stderr), and an empty list prints no message', async () => {
+    const named = await orch(['get', 'cm', 'alpha', 'nope', '-n', 'get-a', '--ignore-not-found'])
+    assert.equal(named.code, 0, named.stderr)
+    assert.equal(named.stderr, '')
+    assert.match(lines(named.stdout)[1], /^alpha /)
+    const onlyMissing = await orch(['get', 'cm', 'nope', '-n', 'get-a', '--ignore-not-found', '-o', 'json'])
+    assert.equal(onlyMissing.code, 0)
+    assert.equal(onlyMissing.stdout, '')
+    const empty = await orch(['get', 'cm', '-n', 'get-a', '-l', 'app=none', '--ignore-not-found'])
+    assert.equal(empty.code, 0)
+    assert.equal(empty.stdout + empty.stderr, '')
+  })
+
+  it('--show-labels adds a last LABELS column: key=value pairs sorted by key, <none> without labels', async () => {
+    await post('/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'get-labels'}})
+    await post('/api/v1/namespaces/get-labels/configmaps', cm('labelled', {tier: 'front', app: 'web'}))
+    await post('/api/v1/namespaces/get-labels/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'plain'}})
+    const result = await orch(['get', 'cm', '-n', 'get-labels', '--show-labels'])
+    assert.equal(result.code, 0, result.stderr)
+    const out = lines(result.stdout)
+    assert.match(out[0], /^NAME\s+DATA\s+AGE\s+LABELS$/)
+    assert.match(out[1], /^labelled\s+1\s+\d+s\s+app=web,tier=front$/)
+    assert.match(out[2], /^plain\s+0\s+\d+s\s+<none>$/)
+  })
+
   it('a refused connection is kubectl\'s one-line message, exit 1', async () => {
     const result = await orchPlain(['get', 'ns', '--server', 'http://127.0.0.1:1'])
     assert.equal(result.code, 1)
