@@ -485,7 +485,7 @@ export class ResourceHandler {
         if (patchedName !== info.name) throw errors.badRequest(`the name of the object (${patchedName}) does not match the name on the URL (${info.name})`)
         const patchedNamespace = patched.metadata?.namespace ?? ''
         if (registry.declaration.namespaced && patchedNamespace && patchedNamespace !== info.namespace) {
-          throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
+          throw errors.badRequest(`the namespace of the object (${patchedNamespace}) does not match the namespace on the request (${info.namespace})`)
         }
         // a resourceVersion the patch sets is a precondition, as in Kubernetes
         const patchedRv = patched.metadata?.resourceVersion

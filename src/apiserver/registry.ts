@@ -316,7 +316,7 @@ export class ResourceRegistry {
       throw errors.badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`)
     }
     if (this.declaration.namespaced && meta.namespace && meta.namespace !== namespace) {
-      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
+      throw errors.badRequest(`the namespace of the object (${meta.namespace}) does not match the namespace on the request (${namespace})`)
     }
     const subresource = options.subresource ?? ''
     const precondition = meta.resourceVersion ? String(meta.resourceVersion) : ''

@@ -343,7 +343,7 @@ describe('API core: standard operations', () => {
     assertStatus(unnamed, 400, 'BadRequest')
     const moved = await api('PATCH', path, {metadata: {namespace: 'orch-system'}}, {'Content-Type': 'application/strategic-merge-patch+json'})
     assertStatus(moved, 400, 'BadRequest')
-    assert.equal(moved.json.message, 'the namespace of the provided object does not match the namespace sent on the request')
+    assert.equal(moved.json.message, 'the namespace of the object (orch-system) does not match the namespace on the request (default)')
     assert.deepEqual((await api('GET', path)).json.data, {a: '1'})
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/other-name')).status, 404)
   })
