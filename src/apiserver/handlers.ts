@@ -167,8 +167,18 @@ export class ResourceHandler {
     return outcome
   }
 
-  private context(info: ResourceRequest, user: UserInfo | undefined): RequestContext {
-    return {user, namespace: info.namespace || undefined, subresource: info.subresource || undefined, now: this.options.now(), gates: this.options.gates}
+  /** a write's context, built in one literal (a spread of a smaller one was ~4 µs a request) */
+  private context(info: ResourceRequest, user: UserInfo | undefined, audit: Record<string, string>, warnings: string[], fieldManager: string | undefined): RequestContext {
+    return {
+      user,
+      namespace: info.namespace || undefined,
+      subresource: info.subresource || undefined,
+      now: this.options.now(),
+      gates: this.options.gates,
+      audit,
+      warnings,
+      fieldManager,
+    }
   }
 
   /** Serves a resource request; `user` is who it is from (authenticated), handed to the registry in the context. */
@@ -282,7 +292,7 @@ export class ResourceHandler {
     const warnings: string[] = []
     // a refused write still carries the warnings gathered before the refusal, as in Kubernetes
     responseWarnings.set(response, warnings)
-    const context = {...this.context(info, user), audit, warnings, fieldManager}
+    const context = this.context(info, user, audit, warnings, fieldManager)
     const validation = fieldValidationParam(query)
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
     const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers, kind = declaration) => {
