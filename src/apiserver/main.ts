@@ -20,6 +20,7 @@ import {
 import {type ControllerName, CONTROLLER_NAMES, startControllers} from './controllers.js'
 import {ensureServerPKI, writeAdminKubeconfigs, type ServerPKI} from './pki-bootstrap.js'
 import {AuditLog} from './audit.js'
+import {MASTERS_GROUP} from './authz/defaults.js'
 import type {AuthorizationMode} from './authorize.js'
 import {ApiServer} from './server.js'
 
@@ -123,7 +124,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
   // Kubernetes' loopback token: random, known to this process only; the controllers use it when the
   // admin certificate cannot authenticate (a --client-ca-file that did not sign it).
   const loopbackToken = randomBytes(32).toString('base64url')
-  tokens.push({token: loopbackToken, user: {username: LOOPBACK_USER, uid: randomUUID(), groups: ['system:masters']}})
+  tokens.push({token: loopbackToken, user: {username: LOOPBACK_USER, uid: randomUUID(), groups: [MASTERS_GROUP]}})
   const authenticator = new Authenticator({tokens, bootstrapTokens})
   // nodes/{name}/proxy presents the admin certificate to agents (Kubernetes: its kubelet client certificate)
   let agentCredentials: {cert: string; key: string} | undefined

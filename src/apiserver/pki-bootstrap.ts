@@ -18,6 +18,7 @@ import {isIP} from 'node:net'
 import {dirname, join} from 'node:path'
 import * as yaml from 'js-yaml'
 import {kubeconfigDocument as clientKubeconfigDocument} from '../client/index.js'
+import {MASTERS_GROUP} from './authz/defaults.js'
 import {
   canonicalIP,
   createCA,
@@ -32,7 +33,8 @@ import {
 export const CA_COMMON_NAME = 'orch-ca'
 export const SERVING_COMMON_NAME = 'orch-apiserver'
 export const ADMIN_USER = 'orch-admin'
-export const ADMIN_GROUP = 'system:masters'
+/** the admin certificate's group: allowed everything (the privileged-group authorizer) */
+export const ADMIN_GROUP = MASTERS_GROUP
 const CA_VALIDITY_DAYS = 3650
 const LEAF_VALIDITY_SECONDS = 365 * 86400
 const RENEW_BEFORE_MS = 30 * 86400_000
