@@ -291,7 +291,8 @@ export class ResourceHandler {
     const fieldManager = fieldManagerOf(query, request)
     const warnings: string[] = []
     // a refused write still carries the warnings gathered before the refusal, as in Kubernetes
-    responseWarnings.set(response, warnings)
+    const annotated: AnnotatedResponse = response
+    annotated[WARNINGS] = warnings
     const context = this.context(info, user, audit, warnings, fieldManager)
     const validation = fieldValidationParam(query)
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
@@ -326,7 +327,7 @@ export class ResourceHandler {
       // pods/eviction is not served yet
       if (info.subresource) throw errors.methodNotAllowed()
       const body = assertBodyObject(await decodeChecked())
-      if (typeof body.metadata?.name === 'string') createdNames.set(response, body.metadata.name)
+      if (typeof body.metadata?.name === 'string') annotated[CREATED_NAME] = body.metadata.name
       const created = await registry.create(info.namespace, body, {dryRun, context, fieldManager, bodyOwned: true})
       return reply(201, created)
     }
@@ -585,22 +586,25 @@ export type PatchApplier = (request: {
   context: RequestContext
 }) => Promise<{object: AnyObject; created: boolean}>
 
-/** Any error as a Status, in the first encoding the client accepts (JSON otherwise). */
-/** the warnings of a write in progress, for its answer even when it fails */
-const responseWarnings = new WeakMap<ServerResponse, string[]>()
+/** What a request's handling leaves on its response for later readers: the warnings of a write in
+ *  progress (for its answer even when it fails), and the name a create's body gives (the path has none)
+ *  for the audit log. Properties, not WeakMaps: every write sets them, and a WeakMap entry costs more. */
+const WARNINGS = Symbol('orch.warnings')
+const CREATED_NAME = Symbol('orch.createdName')
+type AnnotatedResponse = ServerResponse & {[WARNINGS]?: string[]; [CREATED_NAME]?: string}
 
-/** the name a create's body gives (the path has none), for the audit log */
-const createdNames = new WeakMap<ServerResponse, string>()
 export function createdObjectName(response: ServerResponse): string | undefined {
-  return createdNames.get(response)
+  return (response as AnnotatedResponse)[CREATED_NAME]
 }
+
+/** Any error as a Status, in the first encoding the client accepts (JSON otherwise). */
 
 export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined, serializers?: SerializerSet): void {
   const apiError = error instanceof ApiError ? error : errors.internal()
   const all = serializers?.all ?? [jsonSerializer, yamlSerializer]
   const negotiated = negotiate(accept, {mediaTypes: all.map((s) => s.mediaType), viewGroups: [], views: []})
   const serializer = all.find((s) => s.mediaType === negotiated?.mediaType) ?? jsonSerializer
-  const warnings = responseWarnings.get(response) ?? []
+  const warnings = (response as AnnotatedResponse)[WARNINGS] ?? []
   const headers: Record<string, string> = {}
   if (warnings.length > 0) headers.Warning = warnings.map(warningHeader).join(', ')
   // as Kubernetes: a Status that says when to retry says it in Retry-After too (client-go retries on it)

@@ -314,6 +314,7 @@ describe('CertificateSigningRequest', () => {
     assert.equal(unauthenticated.responseStatus.code, 401, 'a forged token is recorded')
     assert.deepEqual(unauthenticated.user, {})
     assert.equal(invalid.verb, 'create')
+    assert.equal(invalid.objectRef.name, 'audited', 'a create names the object its body names')
     assert.equal(invalid.responseStatus.code, 422, 'a rejected CSR is recorded')
     assert.match(invalid.responseStatus.message, /spec\.request/)
     assert.equal(read.kind, 'Event')
