@@ -320,7 +320,7 @@ export class SqliteStore implements Store {
               continue
             }
             const id = ++next
-            this.statements.insert.run(id, write.key, 1, 0, id, 0, Buffer.from(write.value))
+            this.statements.insert.run(id, write.key, 1, 0, id, 0, asBuffer(write.value))
             this.statements.upsertCurrent.run(write.key, id)
             events.push({type: 'put', created: true, revision: id, kv: kvOf(write.key, write.value, id, id)})
             outcomes.push(() => write.resolve(id))
@@ -336,7 +336,7 @@ export class SqliteStore implements Store {
               continue
             }
             const id = ++next
-            this.statements.insert.run(id, write.key, 0, 0, current.create_revision, current.id, Buffer.from(write.value))
+            this.statements.insert.run(id, write.key, 0, 0, current.create_revision, current.id, asBuffer(write.value))
             this.statements.upsertCurrent.run(write.key, id)
             events.push({
               type: 'put',
@@ -382,6 +382,12 @@ export class SqliteStore implements Store {
     for (const outcome of outcomes) outcome()
     this.watchers.dispatch(events, this.revision)
   }
+}
+
+/** the bytes as a Buffer (better-sqlite3 binds Buffers as BLOBs) without copying them: SQLite copies
+ *  what it binds */
+function asBuffer(value: Uint8Array): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
 }
 
 function kvOf(key: string, value: Uint8Array, modRevision: number, createRevision: number): KeyValue {
