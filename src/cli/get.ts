@@ -274,11 +274,23 @@ class Reader {
       } catch (error) {
         if (!isApiStatusError(error)) throw error
         if (error.code === 404 && this.options.ignoreNotFound) continue
-        reportError(error, this.session.server)
+        reportError(error.code === 404 ? await this.missingNamespace(error) : error, this.session.server)
         this.failed = true
       }
     }
     return out
+  }
+
+  /** kubectl's check after a named object is not found: when its namespace is missing, that is the error. */
+  private async missingNamespace(notFound: ApiStatusError): Promise<ApiStatusError> {
+    const namespace = this.locator.namespace
+    if (!namespace) return notFound
+    try {
+      await this.session.client.get({group: '', version: 'v1', resource: 'namespaces', name: namespace})
+      return notFound
+    } catch (error) {
+      return isApiStatusError(error) && error.code === 404 ? error : notFound
+    }
   }
 
   /** The Tables of the named objects merged into one (undefined when none could be read). */

@@ -238,6 +238,12 @@ describe('orch get', () => {
     assert.match(lines(result.stdout)[1], /^alpha /)
   })
 
+  it('a named object in a namespace that does not exist: the missing namespace is the error, as kubectl checks after the 404', async () => {
+    const result = await orch(['get', 'cm', 'alpha', '-n', 'no-such-namespace'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr, 'error: namespaces "no-such-namespace" not found\n')
+  })
+
   it('--ignore-not-found: a missing named object is no error (exit 0, nothing on stderr), and an empty list prints no message', async () => {
     const named = await orch(['get', 'cm', 'alpha', 'nope', '-n', 'get-a', '--ignore-not-found'])
     assert.equal(named.code, 0, named.stderr)
