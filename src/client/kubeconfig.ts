@@ -107,6 +107,23 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+const referenceFields = ['certificate-authority', 'client-certificate', 'client-key', 'tokenFile']
+
+/** A copy of an entry with its relative file references made absolute against its file's directory. */
+function withAbsoluteReferences<T extends KubeconfigCluster | KubeconfigUser>(entry: T, file: string): T {
+  const out: Record<string, unknown> = {...(entry as Record<string, unknown>)}
+  for (const field of referenceFields) {
+    const value = out[field]
+    if (typeof value === 'string' && value !== '' && !isAbsolute(value)) out[field] = resolve(dirname(file), value)
+  }
+  return out as T
+}
+
+function withAbsoluteEntries<T extends KubeconfigCluster | KubeconfigUser>(entries: Map<string, T>, file: string): Map<string, T> {
+  for (const [name, entry] of entries) entries.set(name, withAbsoluteReferences(entry, file))
+  return entries
+}
+
 function namedEntries<T>(path: string, doc: Record<string, unknown>, list: string, field: string): Map<string, T> {
   const out = new Map<string, T>()
   const value = doc[list]
@@ -149,14 +166,16 @@ export function loadKubeconfig(path: string): Kubeconfig {
   return {
     path: absolute,
     currentContext: typeof current === 'string' && current !== '' ? current : undefined,
-    clusters: namedEntries(absolute, doc, 'clusters', 'cluster'),
-    users: namedEntries(absolute, doc, 'users', 'user'),
+    // relative file references are resolved here, against this file's directory: merged kubeconfigs
+    // keep each entry's meaning
+    clusters: withAbsoluteEntries(namedEntries<KubeconfigCluster>(absolute, doc, 'clusters', 'cluster'), absolute),
+    users: withAbsoluteEntries(namedEntries<KubeconfigUser>(absolute, doc, 'users', 'user'), absolute),
     contexts: namedEntries(absolute, doc, 'contexts', 'context'),
   }
 }
 
-function readReferenced(kubeconfig: Kubeconfig, field: string, file: string): Buffer {
-  const path = isAbsolute(file) ? file : resolve(dirname(kubeconfig.path), file)
+/** The file a reference names (loadKubeconfig made it absolute). */
+function readReferenced(kubeconfig: Kubeconfig, field: string, path: string): Buffer {
   try {
     return readFileSync(path)
   } catch (e) {
@@ -230,22 +249,10 @@ export function configFromKubeconfig(
   return config
 }
 
-const referenceFields = ['certificate-authority', 'client-certificate', 'client-key', 'tokenFile']
-
-/** A copy of an entry with its relative file references made absolute against its file's directory. */
-function withAbsoluteReferences<T extends KubeconfigCluster | KubeconfigUser>(entry: T, file: string): T {
-  const out: Record<string, unknown> = {...(entry as Record<string, unknown>)}
-  for (const field of referenceFields) {
-    const value = out[field]
-    if (typeof value === 'string' && value !== '' && !isAbsolute(value)) out[field] = resolve(dirname(file), value)
-  }
-  return out as T
-}
-
 /**
  * Several kubeconfigs as one, as kubectl merges the files of $KUBECONFIG: the first file to define a
- * cluster, user or context (by name) wins it whole, and the current-context is the first one set. File
- * references are made absolute against the file that gave them. Messages name the files joined by ':'.
+ * cluster, user or context (by name) wins it whole, and the current-context is the first one set (file
+ * references are already absolute: loadKubeconfig). Messages name the files joined by ':'.
  */
 export function mergeKubeconfigs(configs: Kubeconfig[]): Kubeconfig {
   if (configs.length === 1) return configs[0]
@@ -257,15 +264,9 @@ export function mergeKubeconfigs(configs: Kubeconfig[]): Kubeconfig {
     contexts: new Map(),
   }
   for (const config of configs) {
-    for (const [name, cluster] of config.clusters) {
-      if (!merged.clusters.has(name)) merged.clusters.set(name, withAbsoluteReferences(cluster, config.path))
-    }
-    for (const [name, user] of config.users) {
-      if (!merged.users.has(name)) merged.users.set(name, withAbsoluteReferences(user, config.path))
-    }
-    for (const [name, context] of config.contexts) {
-      if (!merged.contexts.has(name)) merged.contexts.set(name, context)
-    }
+    for (const [name, cluster] of config.clusters) if (!merged.clusters.has(name)) merged.clusters.set(name, cluster)
+    for (const [name, user] of config.users) if (!merged.users.has(name)) merged.users.set(name, user)
+    for (const [name, context] of config.contexts) if (!merged.contexts.has(name)) merged.contexts.set(name, context)
   }
   return merged
 }
