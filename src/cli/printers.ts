@@ -8,6 +8,7 @@
 import * as yaml from 'js-yaml'
 import {age} from '../api/columns.js'
 import type {AnyObject} from '../api/types.js'
+import {formatLabels} from '../machinery/labels.js'
 import {apiVersionOf, objectName, type ResourceInfo} from './resources.js'
 
 /** What the default and wide formats ask the server for: its Table, else (a kind without one) the object. */
@@ -151,12 +152,6 @@ export class TablePrinter {
     if (text) this.write(text)
     return text !== ''
   }
-}
-
-/** kubectl's labels.FormatLabels: key=value pairs sorted by key, comma-separated; <none> for none. */
-export function formatLabels(labels: Record<string, string> | undefined): string {
-  const keys = Object.keys(labels ?? {}).sort()
-  return keys.length === 0 ? '<none>' : keys.map((key) => `${key}=${labels![key]}`).join(',')
 }
 
 /** kubectl's message on stderr when a get finds nothing: with the namespace when one was listed. */

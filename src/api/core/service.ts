@@ -1,4 +1,5 @@
 // Service (v1, namespaced). Cluster IP allocation is the registry's / allocator's business, not a default.
+import {formatLabels} from '../../machinery/labels.js'
 import {ageColumn} from '../columns.js'
 import {conditionList, objectMeta} from '../meta.js'
 import type {AnyObject, KindDeclaration, ObjectSchema} from '../types.js'
@@ -171,12 +172,6 @@ export function servicePorts(service: AnyObject): string {
     p?.nodePort > 0 ? `${p.port}:${p.nodePort}/${p.protocol ?? ''}` : `${p?.port}/${p?.protocol ?? ''}`,
   )
   return pieces.length > 0 ? pieces.join(',') : '<none>'
-}
-
-/** labels.FormatLabels: `k=v,…` sorted by key, `<none>` when empty */
-export function formatLabels(labels: Record<string, string> | undefined): string {
-  const keys = Object.keys(labels ?? {}).sort()
-  return keys.length === 0 ? '<none>' : keys.map((k) => `${k}=${labels![k]}`).join(',')
 }
 
 export const service: KindDeclaration = {
