@@ -48,3 +48,10 @@ export const ageColumn: TableColumn = {
   priority: 0,
   cell: (o, now) => age(o.metadata?.creationTimestamp, now),
 }
+
+/** labels.FormatLabels: `k=v,…` sorted by key, `<none>` when empty (a Service's SELECTOR column,
+ *  kubectl's --show-labels) */
+export function formatLabels(labels: Record<string, string> | undefined): string {
+  const keys = Object.keys(labels ?? {}).sort()
+  return keys.length === 0 ? '<none>' : keys.map((k) => `${k}=${labels![k]}`).join(',')
+}

@@ -6,9 +6,8 @@
 // sorts them, metadata.managedFields left out unless asked for (kubectl's --show-managed-fields); `name`
 // prints `kind[.group]/name`.
 import * as yaml from 'js-yaml'
-import {age} from '../api/columns.js'
+import {age, formatLabels} from '../api/columns.js'
 import type {AnyObject} from '../api/types.js'
-import {formatLabels} from '../machinery/labels.js'
 import {apiVersionOf, objectName, type ResourceInfo} from './resources.js'
 
 /** What the default and wide formats ask the server for: its Table, else (a kind without one) the object. */

@@ -6,13 +6,6 @@
 import {aggregateFieldErrors, compareGoStrings, goQuote, invalid, notSupported, type FieldError} from './field-errors.js'
 import {isQualifiedName, isValidLabelValue} from './validation.js'
 
-/** labels.FormatLabels: `k=v,…` sorted by key, `<none>` when empty (kubectl's --show-labels, a
- *  Service's SELECTOR column) */
-export function formatLabels(labels: Record<string, string> | undefined): string {
-  const keys = Object.keys(labels ?? {}).sort()
-  return keys.length === 0 ? '<none>' : keys.map((k) => `${k}=${labels![k]}`).join(',')
-}
-
 /** A label or field selector that does not parse or validate. */
 export class SelectorParseError extends Error {
   /** the field-level errors behind the message, when the failure was a validation one */

@@ -1,6 +1,5 @@
 // Service (v1, namespaced). Cluster IP allocation is the registry's / allocator's business, not a default.
-import {formatLabels} from '../../machinery/labels.js'
-import {ageColumn} from '../columns.js'
+import {ageColumn, formatLabels} from '../columns.js'
 import {conditionList, objectMeta} from '../meta.js'
 import type {AnyObject, KindDeclaration, ObjectSchema} from '../types.js'
 import {protocols} from './container.js'
