@@ -2,6 +2,7 @@
 // apiVersion, kind, metadata, so the response to a write, a list or a watch event can send the stored
 // bytes with metadata.resourceVersion spliced in instead of serialising the object again.
 import type {AnyObject} from '../api/types.js'
+import {asBuffer} from '../machinery/bytes.js'
 import type {KeyValue} from '../storage/index.js'
 
 /** The bytes to store for an object: apiVersion, kind and metadata first, without resourceVersion
@@ -14,7 +15,7 @@ export function encodeStored(object: AnyObject): Buffer {
 
 /** The object a stored value holds, with resourceVersion set to its revision. */
 export function decodeStored(kv: KeyValue): AnyObject {
-  const object = JSON.parse(Buffer.from(kv.value).toString('utf8')) as AnyObject
+  const object = JSON.parse(asBuffer(kv.value).toString('utf8')) as AnyObject
   object.metadata ??= {}
   object.metadata.resourceVersion = String(kv.modRevision)
   return object
@@ -34,7 +35,7 @@ const LEADING_TYPE_META = /^\{"apiVersion":"[^"\\]*","kind":"[^"\\]*",$/
 /** The stored JSON with metadata.resourceVersion put in, as bytes; undefined when the stored bytes
  *  are not laid out as encodeStored writes them (then the caller serialises the object). */
 export function storedWithVersion(value: Uint8Array, revision: number): Buffer | undefined {
-  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  const bytes = asBuffer(value)
   const at = bytes.indexOf(METADATA_KEY)
   if (at < 0 || at > 512 || !LEADING_TYPE_META.test(bytes.toString('latin1', 0, at))) return undefined
   const cut = at + METADATA_KEY.length

@@ -2,6 +2,7 @@
 // time messages. A Writer grows one buffer; a nested message keeps one byte for its length and is moved
 // along when the length needs more. A Reader checks every read against the end of the current message.
 // A WatchFrameReader cuts a watch stream into its length-prefixed frames.
+import {asBuffer} from './bytes.js'
 
 export class ProtobufError extends Error {
   /** where in the object the problem is (a JSON path), when known */
@@ -148,7 +149,7 @@ export class Reader {
     public pos: number,
     public end: number,
   ) {
-    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    this.buf = asBuffer(bytes)
   }
   truncated(): ProtobufError {
     return new ProtobufError('truncated data')

@@ -18,6 +18,7 @@
 //   therefore probes it: a read at revision r fails with "compacted" exactly when r < the
 //   compaction point, so a binary search between the highest point this process knows (compacted
 //   to, or learnt from a watch's compact_revision) and the current revision finds it.
+import {asBuffer} from '../machinery/bytes.js'
 import {
   ClientClosedError,
   CompareResult,
@@ -81,10 +82,6 @@ function noRetryPolicy(): GlobalPolicy {
 
 function bytes(text: string): Buffer {
   return Buffer.from(text, 'utf8')
-}
-
-function asBuffer(value: Uint8Array): Buffer {
-  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
 }
 
 /** The exclusive end of the byte range of keys starting with prefix (NUL = no end). */

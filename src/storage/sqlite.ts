@@ -1,5 +1,6 @@
 // The embedded store: an append-only log in SQLite, in the style of kine, with a table of the
 // current row per key so that lists stay index-driven at any size. See docs/architecture.md.
+import {asBuffer} from '../machinery/bytes.js'
 import Database from 'better-sqlite3'
 import {mkdirSync} from 'node:fs'
 import {join} from 'node:path'
@@ -382,12 +383,6 @@ export class SqliteStore implements Store {
     for (const outcome of outcomes) outcome()
     this.watchers.dispatch(events, this.revision)
   }
-}
-
-/** the bytes as a Buffer (better-sqlite3 binds Buffers as BLOBs) without copying them: SQLite copies
- *  what it binds */
-function asBuffer(value: Uint8Array): Buffer {
-  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
 }
 
 function kvOf(key: string, value: Uint8Array, modRevision: number, createRevision: number): KeyValue {
