@@ -12,7 +12,7 @@ import type {Catalog} from './catalog.js'
 import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
-import {assertBodyObject, type ResourceRegistry} from './registry.js'
+import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
 import {replicasFromScale, toScale} from './scale.js'
 import {listMetaOf, listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
@@ -491,13 +491,8 @@ export class ResourceHandler {
               ? strategicMergePatch(current, patch, registry.declaration.schema)
               : applyMergePatch(current, patch),
         )
-        // the patched object still names the URL's object (Kubernetes' checkName after applying a patch)
-        const patchedName = patched.metadata?.name ?? ''
-        if (patchedName !== info.name) throw errors.badRequest(`the name of the object (${patchedName}) does not match the name on the URL (${info.name})`)
-        const patchedNamespace = patched.metadata?.namespace ?? ''
-        if (registry.declaration.namespaced && patchedNamespace && patchedNamespace !== info.namespace) {
-          throw errors.badRequest(`the namespace of the object (${patchedNamespace}) does not match the namespace on the request (${info.namespace})`)
-        }
+        // the patched object still names the URL's object (Kubernetes checks the name after a patch too)
+        checkName(patched, info.name, registry.declaration.namespaced ? info.namespace : '')
         // a resourceVersion the patch sets is a precondition, as in Kubernetes
         const patchedRv = patched.metadata?.resourceVersion
         if (patchedRv && patchedRv !== current.metadata?.resourceVersion) {

@@ -311,13 +311,7 @@ export class ResourceRegistry {
     body = {...body}
     this.checkTypeMeta(body)
     const meta = body.metadata ?? {}
-    // Kubernetes' checkName: the body names the object of the URL; a body without a name does not
-    if ((meta.name ?? '') !== name) {
-      throw errors.badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`)
-    }
-    if (this.declaration.namespaced && meta.namespace && meta.namespace !== namespace) {
-      throw errors.badRequest(`the namespace of the object (${meta.namespace}) does not match the namespace on the request (${namespace})`)
-    }
+    checkName(body, name, this.declaration.namespaced ? namespace : '')
     const subresource = options.subresource ?? ''
     const precondition = meta.resourceVersion ? String(meta.resourceVersion) : ''
     const key = this.key(namespace, name)
@@ -617,6 +611,19 @@ function ensureTopLevelStructs(object: AnyObject, declaration: KindDeclaration):
 
 export function isObject(value: unknown): value is AnyObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Kubernetes' checkName for an update or a patched object: it names the object of the URL (a body
+ *  without a name does not), and a namespace it gives is the request's (`namespace`: '' for a
+ *  cluster-scoped kind). */
+export function checkName(object: AnyObject, name: string, namespace: string): void {
+  const meta = object.metadata ?? {}
+  if ((meta.name ?? '') !== name) {
+    throw errors.badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`)
+  }
+  if (namespace && meta.namespace && meta.namespace !== namespace) {
+    throw errors.badRequest(`the namespace of the object (${meta.namespace}) does not match the namespace on the request (${namespace})`)
+  }
 }
 
 export function assertBodyObject(value: unknown): AnyObject {
