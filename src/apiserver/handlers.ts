@@ -216,7 +216,7 @@ export class ResourceHandler {
     if (verb === 'list') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadataList'])
       checkTableOptions(negotiated.view, includeObject)
-      const asJson = !negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty
+      const asJson = isPlainJson(negotiated, pretty)
       const result = await registry.list(info.namespace, {
         encoded: asJson,
         consistentFromCache: this.options.gates['ConsistentListFromCache'] !== false,
@@ -277,7 +277,7 @@ export class ResourceHandler {
     // writes: negotiate the response first, so a 406 stores nothing
     const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
     checkTableOptions(negotiated.view, includeObject)
-    const plainJson = !negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty
+    const plainJson = isPlainJson(negotiated, pretty)
     const reply = (code: number, object: AnyObject) =>
       plainJson
         ? send(response, code, Buffer.concat([jsonOf(object), NEWLINE]), {serializer: negotiated.serializer, headers: warningHeaders(), preEncoded: true})
@@ -511,6 +511,12 @@ export class ResourceHandler {
   }
 }
 
+/** The answer is the object itself in compact JSON: it can be sent as the JSON bytes already made
+ *  (stored or cached) instead of serialising it. */
+function isPlainJson(negotiated: Readonly<Negotiated<string> & {serializer: Serializer}>, pretty: boolean): boolean {
+  return !negotiated.view && negotiated.serializer.mediaType === JSON_TYPE && !pretty && !negotiated.pretty
+}
+
 /** Kubernetes' ValidateTableOptions, checked when a Table is what is served: 400 for an includeObject
  *  other than None, Metadata or Object. */
 function checkTableOptions(view: {as: string} | undefined, includeObject: string | undefined): void {
@@ -593,7 +599,6 @@ export function createdObjectName(response: ServerResponse): string | undefined 
 }
 
 /** Any error as a Status, in the first encoding the client accepts (JSON otherwise). */
-
 export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined, serializers?: SerializerSet): void {
   const apiError = error instanceof ApiError ? error : errors.internal()
   const all = serializers?.all ?? [jsonSerializer, yamlSerializer]
