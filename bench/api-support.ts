@@ -9,6 +9,7 @@ import {fileURLToPath} from 'node:url'
 import {Pool, type Dispatcher} from 'undici'
 import {startOrchServer, type RunningOrch} from '../test/support/server.js'
 import {BODY_BYTES, PROFILE_DIR} from './api-config.js'
+import {cleanUpOnExit} from './report.js'
 
 /** bench/api.js runs the bare server when given --bare-server */
 const BENCH_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'api.js')
@@ -33,14 +34,7 @@ export function killEverything(): void {
   bareChildren.clear()
 }
 export function installExitHooks(): void {
-  process.once('exit', killEverything)
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      console.error(`\nbench: ${signal}, stopping`)
-      killEverything()
-      process.exit(130)
-    })
-  }
+  cleanUpOnExit(killEverything)
 }
 
 export async function startOrch(): Promise<OrchServer> {

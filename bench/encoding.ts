@@ -22,6 +22,7 @@ import {watchStreamDecoder} from '../src/client/watch.js'
 import {decodeCbor, encodeCbor} from '../src/machinery/cbor.js'
 import {decodeObject, encodeListChunks, encodeObject} from '../src/machinery/protobuf.js'
 import {startOrchServer, type OrchServer} from '../test/support/server.js'
+import {cleanUpOnExit} from './report.js'
 
 const QUICK = process.argv.includes('--quick')
 const CONFIG = QUICK
@@ -69,14 +70,7 @@ let server: OrchServer | undefined
 function killServer(): void {
   if (server && server.child.exitCode === null) server.child.kill('SIGKILL')
 }
-process.on('exit', killServer)
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    console.error(`\nbench: ${signal}, stopping`)
-    killServer()
-    process.exit(130)
-  })
-}
+cleanUpOnExit(killServer)
 const watchdog = setTimeout(() => {
   console.error(`bench: still running after ${CONFIG.watchdogMs / 1000}s, giving up`)
   killServer()

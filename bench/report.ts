@@ -1,4 +1,5 @@
-// Output shared by the benchmarks: aligned tables (text left, numbers right) and medians.
+// Shared by the benchmarks: aligned tables (text left, numbers right), medians, and the exit hooks
+// that take their children down with them.
 
 export type Cell = string | number
 
@@ -28,4 +29,16 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/** Runs `cleanup` (kill the children) when the process exits, and on SIGINT/SIGTERM before exiting 130. */
+export function cleanUpOnExit(cleanup: () => void): void {
+  process.once('exit', cleanup)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`\nbench: ${signal}, stopping`)
+      cleanup()
+      process.exit(130)
+    })
+  }
 }
