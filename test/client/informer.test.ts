@@ -26,6 +26,16 @@ function recordingInformer(client: RestClient, namespace: string, options: Infor
   return {informer, recorder, errors}
 }
 
+/** recordingInformer, started: synced, and its watch open on the server. */
+async function watchingInformer(server: FakeServer, client: RestClient, namespace: string) {
+  const recording = recordingInformer(client, namespace)
+  const opened = server.nextWatch()
+  recording.informer.start()
+  await recording.informer.waitForSync()
+  await opened
+  return recording
+}
+
 function listRequests(server: FakeServer, namespace: string): number {
   return server.requests.filter((r) => r.method === 'GET' && r.path === `/api/v1/namespaces/${namespace}/configmaps` && !r.query.has('watch')).length
 }
@@ -85,11 +95,7 @@ describe('Informer', () => {
   it('resumes the watch from the last resourceVersion seen after the server closes the stream, without relisting', async () => {
     const ns = 'resume'
     server.put({metadata: {name: 'first', namespace: ns}})
-    const {informer, recorder, errors} = recordingInformer(client, ns)
-    const opened = server.nextWatch()
-    informer.start()
-    await informer.waitForSync()
-    await opened
+    const {informer, recorder, errors} = await watchingInformer(server, client, ns)
     const seen = server.put({metadata: {name: 'seen', namespace: ns}})
     await recorder.waitFor(2)
     // a change outside the namespace moves the resourceVersion on; only a bookmark tells the informer
@@ -117,11 +123,7 @@ describe('Informer', () => {
   it('a DELETED event for an object the cache does not hold (a repeat, or one never seen) is no onDelete, as client-go ignores it', async () => {
     const ns = 'unknown-delete'
     server.put({metadata: {name: 'a', namespace: ns}})
-    const {informer, recorder, errors} = recordingInformer(client, ns)
-    const opened = server.nextWatch()
-    informer.start()
-    await informer.waitForSync()
-    await opened
+    const {informer, recorder, errors} = await watchingInformer(server, client, ns)
     try {
       const deleted = server.remove(ns, 'a')!
       server.event('DELETED', deleted)
@@ -149,11 +151,7 @@ describe('Informer', () => {
     const a = server.put({metadata: {name: 'a', namespace: ns}})
     const b = server.put({metadata: {name: 'b', namespace: ns}})
     const c = server.put({metadata: {name: 'c', namespace: ns}})
-    const {informer, recorder, errors} = recordingInformer(client, ns)
-    const opened = server.nextWatch()
-    informer.start()
-    await informer.waitForSync()
-    await opened
+    const {informer, recorder, errors} = await watchingInformer(server, client, ns)
     assert.equal(recorder.calls.length, 3)
 
     // changes the informer's watch never delivers, then the history is gone
