@@ -70,9 +70,6 @@ export function generateNameSuffix(): string {
   return out
 }
 
-/** RFC 3339 at second precision, as metav1.Time serialises. */
-export const timestamp = formatTime
-
 function withoutVersion(object: AnyObject): AnyObject {
   const {resourceVersion: _rv, ...metadata} = object.metadata ?? {}
   return {...object, metadata}
@@ -541,7 +538,7 @@ export class ResourceRegistry {
         const marked = old.metadata!.deletionGracePeriodSeconds
         if (old.metadata!.deletionTimestamp && marked !== undefined && marked <= grace) return {status: successStatus(details), code: 200, object: old, deleted: false}
         const next = clone(old)
-        next.metadata!.deletionTimestamp = timestamp(new Date(options.context.now.getTime() + grace * 1000))
+        next.metadata!.deletionTimestamp = formatTime(new Date(options.context.now.getTime() + grace * 1000))
         next.metadata!.deletionGracePeriodSeconds = grace
         if (options.dryRun) return {status: successStatus(details), code: 200, object: next, deleted: false}
         try {
@@ -558,7 +555,7 @@ export class ResourceRegistry {
         const pendingCode = options.orphanDependents === false ? 202 : 200
         if (old.metadata!.deletionTimestamp) return {status: successStatus(details), code: pendingCode, object: old, deleted: false}
         const next = clone(old)
-        next.metadata!.deletionTimestamp = timestamp(options.context.now)
+        next.metadata!.deletionTimestamp = formatTime(options.context.now)
         next.metadata!.deletionGracePeriodSeconds = 0
         this.declaration.prepareForDelete?.(next)
         if (options.dryRun) return {status: successStatus(details), code: pendingCode, object: next, deleted: false}

@@ -22,7 +22,7 @@ import type {AgentCredentials} from './node-proxy.js'
 import type {RequestInfo} from './requestinfo.js'
 import {Catalog} from './catalog.js'
 import {createdObjectName, ResourceHandler, statusResponse} from './handlers.js'
-import {ResourceRegistry, timestamp} from './registry.js'
+import {ResourceRegistry} from './registry.js'
 import {resolveRequestInfo} from './requestinfo.js'
 import {ServiceIPAllocator} from './service-ips.js'
 import {NonResourceHandler} from './nonresource.js'
@@ -364,4 +364,3 @@ export class ApiServer {
   }
 }
 
-export {timestamp}

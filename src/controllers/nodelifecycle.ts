@@ -6,6 +6,7 @@ import {NODE_LEASE_NAMESPACE} from '../api/coordination/lease.js'
 import type {AnyObject} from '../api/types.js'
 import {ApiStatusError, Informer, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
+import {formatTime} from '../machinery/managed-fields.js'
 
 export const UNREACHABLE_TAINT = 'node.orch.io/unreachable'
 export const NOT_READY_TAINT = 'node.orch.io/not-ready'
@@ -18,10 +19,6 @@ export interface NodeLifecycleOptions {
   /** how often nodes are checked (default min(5 s, grace / 5)) */
   monitorPeriodMs?: number
   now?: () => number
-}
-
-function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
 
 /** Does the toleration tolerate the taint (Kubernetes' ToleratesTaint)? */
@@ -131,7 +128,7 @@ export class NodeLifecycleController {
   }
 
   private async markUnknown(node: AnyObject, now: number): Promise<void> {
-    const at = timestamp(now)
+    const at = formatTime(new Date(now))
     const conditions: AnyObject[] = (node.status?.conditions ?? []).map((c: AnyObject) => {
       if (c.type !== 'Ready' && !PRESSURE_CONDITIONS.includes(c.type)) return c
       if (c.status === 'Unknown') return c
@@ -160,7 +157,7 @@ export class NodeLifecycleController {
     const taints: AnyObject[] = node.spec?.taints ?? []
     const kept = taints.filter((t) => !managed.includes(t.key) || (wanted.has(t.key) && t.effect === 'NoExecute'))
     for (const key of wanted) {
-      if (!kept.some((t) => t.key === key && t.effect === 'NoExecute')) kept.push({key, effect: 'NoExecute', timeAdded: timestamp(now)})
+      if (!kept.some((t) => t.key === key && t.effect === 'NoExecute')) kept.push({key, effect: 'NoExecute', timeAdded: formatTime(new Date(now))})
     }
     const same = kept.length === taints.length && kept.every((t) => taints.includes(t))
     if (same) return

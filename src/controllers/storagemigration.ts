@@ -4,14 +4,11 @@
 import type {AnyObject} from '../api/types.js'
 import {ApiStatusError, Informer, type ResourceLocator, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
+import {formatTime} from '../machinery/managed-fields.js'
 import {Controller, type ReconcileResult} from './controller.js'
 
 const SVM = {group: 'storagemigration.orch.io', version: 'v1beta1', resource: 'storageversionmigrations'}
 const CONFLICT_RETRIES = 5
-
-function timestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
-}
 
 function conditionTrue(svm: AnyObject, type: string): boolean {
   return (svm.status?.conditions ?? []).some((c: AnyObject) => c.type === type && c.status === 'True')
@@ -117,7 +114,7 @@ export class StorageMigrationController {
     changes: Record<string, ['True' | 'False', string, string]>,
     resourceVersion?: string,
   ): Promise<AnyObject | undefined> {
-    const now = timestamp()
+    const now = formatTime(new Date())
     const conditions: AnyObject[] = [...(svm.status?.conditions ?? [])]
     for (const [type, [status, reason, message]] of Object.entries(changes)) {
       const index = conditions.findIndex((c) => c.type === type)

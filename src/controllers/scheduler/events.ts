@@ -8,6 +8,7 @@ import {hostname} from 'node:os'
 import type {AnyObject} from '../../api/types.js'
 import {isApiStatusError, type RestClient} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
+import {formatTime} from '../../machinery/managed-fields.js'
 
 export type EventType = 'Normal' | 'Warning'
 
@@ -27,10 +28,6 @@ interface Written {
 }
 
 const REMEMBERED = 4096
-
-function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
-}
 
 export class EventRecorder {
   private readonly waiting: (() => Promise<void>)[] = []
@@ -110,7 +107,7 @@ export class EventRecorder {
     if (seen) {
       try {
         const events = {group: '', version: 'v1', resource: 'events', namespace: seen.namespace, name: seen.name}
-        await this.client.patch(events, 'merge', {count: seen.count + 1, lastTimestamp: timestamp(at)})
+        await this.client.patch(events, 'merge', {count: seen.count + 1, lastTimestamp: formatTime(new Date(at))})
         seen.count++
         return
       } catch (error) {
@@ -134,8 +131,8 @@ export class EventRecorder {
       reason,
       message,
       source: {component: this.options.component},
-      firstTimestamp: timestamp(at),
-      lastTimestamp: timestamp(at),
+      firstTimestamp: formatTime(new Date(at)),
+      lastTimestamp: formatTime(new Date(at)),
       count: 1,
       type,
       action,

@@ -4,12 +4,9 @@
 import type {AnyObject} from '../../api/types.js'
 import type {RestClient} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
+import {formatTime} from '../../machinery/managed-fields.js'
 
 export type EventType = 'Normal' | 'Warning'
-
-function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
-}
 
 export class EventRecorder {
   private lastNanos = 0n
@@ -48,8 +45,8 @@ export class EventRecorder {
       reason,
       message,
       source: {component: this.component},
-      firstTimestamp: timestamp(ms),
-      lastTimestamp: timestamp(ms),
+      firstTimestamp: formatTime(new Date(ms)),
+      lastTimestamp: formatTime(new Date(ms)),
       count: 1,
       type,
       reportingComponent: this.component,
