@@ -25,7 +25,7 @@ export function decodeStored(kv: KeyValue): AnyObject {
  *  then taken from the stored bytes when asked for (jsonOf). */
 export function decodeStoredShared(kv: KeyValue): AnyObject {
   const object = decodeStored(kv)
-  storedBytesOf.set(object, kv)
+  rememberStored(object, kv.value, kv.modRevision)
   return object
 }
 
