@@ -50,6 +50,15 @@ export interface ListResult {
   remainingItemCount?: number
 }
 
+/** A request's resourceVersion as a revision (undefined when absent or ''); anything but decimal digits
+ *  is 400, as Kubernetes' ParseUint (Number() would also take 0x10 or 1e1). */
+export function parseResourceVersion(text: string | undefined): number | undefined {
+  if (!text) return undefined
+  const revision = Number(text)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(revision)) throw errors.badRequest(`invalid resource version: ${text}`)
+  return revision
+}
+
 export class ResourceLister {
   constructor(
     private readonly store: Store,
@@ -71,11 +80,7 @@ export class ResourceLister {
       const token = decodeContinue(params.continue, prefix, this.now(), this.continueTokenTtlMs)
       return this.fromStore(prefix, selectors, limit, token.revision, token.startAfter, params.encoded)
     }
-    const requested = params.resourceVersion ? Number(params.resourceVersion) : undefined
-    // decimal digits only, as Kubernetes' ParseUint (Number() would also take 0x10 or 1e1)
-    if (params.resourceVersion && (!/^\d+$/.test(params.resourceVersion) || !Number.isSafeInteger(requested))) {
-      throw errors.badRequest(`invalid resource version: ${params.resourceVersion}`)
-    }
+    const requested = parseResourceVersion(params.resourceVersion)
     if (match === 'Exact') {
       await this.notAhead(requested!)
       return this.fromStore(prefix, selectors, limit, requested!, undefined, params.encoded)

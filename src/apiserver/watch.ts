@@ -7,6 +7,7 @@ import {JSON_TYPE, type Serializer} from './serializers.js'
 import type {ResourceRegistry} from './registry.js'
 import {objectView, type ViewRequest} from './views.js'
 import {jsonOf} from './stored-json.js'
+import {parseResourceVersion} from './registry-list.js'
 
 export interface WatchParams {
   resourceVersion?: string
@@ -86,9 +87,7 @@ export async function serveWatch(
   const cache = registry.cache
   await cache.start()
   const prefix = registry.prefix(namespace)
-  const rv = params.resourceVersion ?? ''
-  if (rv !== '' && !/^\d+$/.test(rv)) throw errors.badRequest(`invalid resource version: ${rv}`)
-  const requested = rv === '' ? undefined : Number(rv)
+  const requested = parseResourceVersion(params.resourceVersion)
   // initial events: legacy "" / "0" watches, or sendInitialEvents=true
   const initial = params.sendInitialEvents ?? (requested === undefined || requested === 0)
   if (params.sendInitialEvents && requested === undefined) {
