@@ -243,12 +243,7 @@ export function serverSideApply(options: StrategyOptions = {}): ApplyStrategy {
   return {
     async apply(client, info, locator, object, source) {
       // read first, to say what the apply did as kubectl apply says it: created, configured, unchanged
-      let live: AnyObject | undefined
-      try {
-        live = await client.get(locator)
-      } catch (error) {
-        if (!isApiStatusError(error) || error.code !== 404) throw step('retrieving current configuration of', source, error)
-      }
+      const live = await readLive(client, locator, source)
       if (options.dryRun === 'client') return !live ? 'created' : containsManifest(live, comparable(object, info)) ? 'unchanged' : 'configured'
       let applied: AnyObject
       try {
@@ -287,12 +282,7 @@ export function createOrReplaceWith(options: StrategyOptions = {}): ApplyStrateg
       // a write conflict (created or changed in between) is retried from a fresh read
       for (let attempt = 1; ; attempt++) {
         const last = attempt >= 3
-        let live: AnyObject | undefined
-        try {
-          live = await client.get(locator)
-        } catch (error) {
-          if (!isApiStatusError(error) || error.code !== 404) throw step('retrieving current configuration of', source, error)
-        }
+        const live = await readLive(client, locator, source)
         if (!live) {
           if (dryClient) return 'created'
           try {
@@ -314,6 +304,16 @@ export function createOrReplaceWith(options: StrategyOptions = {}): ApplyStrateg
         }
       }
     },
+  }
+}
+
+/** The live object, undefined when there is none. */
+async function readLive(client: RestClient, locator: ResourceLocator, source: string): Promise<AnyObject | undefined> {
+  try {
+    return await client.get(locator)
+  } catch (error) {
+    if (isApiStatusError(error) && error.code === 404) return undefined
+    throw step('retrieving current configuration of', source, error)
   }
 }
 
