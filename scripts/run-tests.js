@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every compiled test file under dist/test with node's test runner (Node 20 takes no globs).
 // Usage: node scripts/run-tests.js [substring ...]  — only files whose path contains one of the substrings.
-import {mkdtempSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
+import {mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawnSync} from 'node:child_process'
@@ -21,6 +21,8 @@ if (files.length === 0) {
   console.error('no test files found under dist/test')
   process.exit(1)
 }
+// built with the tests: the mount check the containerd test support uses
+const {mountsUnder} = await import('../dist/test/support/mounts.js')
 const concurrency = process.env.ORCH_TEST_CONCURRENCY ?? '2'
 // Every temporary directory the tests (and the servers, agents, etcd and containerd they start) make
 // goes under one directory of this run, removed at the end whatever the outcome, so runs leave no
@@ -48,15 +50,3 @@ try {
   }
 }
 process.exit(status)
-
-/** mount points at or below dir (Linux: /proc/self/mounts; elsewhere none are known) */
-function mountsUnder(dir) {
-  try {
-    return readFileSync('/proc/self/mounts', 'utf8')
-      .split('\n')
-      .map((line) => (line.split(' ')[1] ?? '').replace(/\\040/g, ' '))
-      .filter((point) => point === dir || point.startsWith(`${dir}/`))
-  } catch {
-    return []
-  }
-}

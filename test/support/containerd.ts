@@ -11,6 +11,7 @@ import {tmpdir} from 'node:os'
 import {delimiter, join} from 'node:path'
 import {CriClient} from '../../src/agent/cri/client.js'
 import {TarWriter} from '../../src/agent/runtime/process/tar.js'
+import {mountsUnder} from './mounts.js'
 
 export const TEST_IMAGE = 'docker.io/orch/busybox:test'
 
@@ -185,15 +186,6 @@ function shimsOf(socketPath: string): number[] {
     }
   }
   return pids
-}
-
-/** Mount points under dir, deepest first. */
-function mountsUnder(dir: string): string[] {
-  const points = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((point): point is string => !!point && point.startsWith(`${dir}/`))
-  return points.sort((a, b) => b.length - a.length)
 }
 
 function killLeftovers(socketPath: string, dir: string): void {
