@@ -26,6 +26,17 @@ describe('node lifecycle controller', () => {
     return result.json
   }
 
+  /** Reads the node, changes it and writes it back (to /status when asked), again on a conflict with the controller. */
+  async function changeNode(name: string, change: (node: any) => any, subresource = ''): Promise<void> {
+    for (;;) {
+      const node = (await api('GET', `/api/v1/nodes/${name}`)).json
+      const result = await api('PUT', `/api/v1/nodes/${name}${subresource}`, change(node))
+      if (result.status === 409) continue
+      assert.equal(result.status, 200, result.text)
+      return
+    }
+  }
+
   /** Waits (by watching) until the node satisfies the predicate. */
   async function waitForNode(name: string, predicate: (node: any) => boolean): Promise<any> {
     const current = (await api('GET', `/api/v1/nodes/${name}`)).json
@@ -70,17 +81,58 @@ describe('node lifecycle controller', () => {
   })
 
   it('healthy again removes the taints', async () => {
-    const node = (await api('GET', '/api/v1/nodes/silent')).json
-    const conditions = node.status.conditions.map((c: any) => (c.type === 'Ready' ? {...c, status: 'True', reason: 'AgentReady', lastHeartbeatTime: now(), lastTransitionTime: now()} : c))
-    await api('PUT', '/api/v1/nodes/silent/status', {...node, status: {...node.status, conditions}})
+    await changeNode(
+      'silent',
+      (node) => {
+        const conditions = node.status.conditions.map((c: any) => (c.type === 'Ready' ? {...c, status: 'True', reason: 'AgentReady', lastHeartbeatTime: now(), lastTransitionTime: now()} : c))
+        return {...node, status: {...node.status, conditions}}
+      },
+      '/status',
+    )
     const healed = await waitForNode('silent', (n) => readyOf(n).status === 'True' && taintKeys(n).length === 0)
     assert.deepEqual(taintKeys(healed), [])
   })
 
-  it('Ready False past the grace period adds node.orch.io/not-ready:NoExecute', async () => {
-    await createNode('sick', 'False')
-    const node = await waitForNode('sick', (n) => taintKeys(n).includes('node.orch.io/not-ready:NoExecute'))
-    assert.ok(node.spec.taints.find((t: any) => t.key === 'node.orch.io/not-ready').timeAdded)
+  /** What an agent does while it lives: renews its node's Lease, here every 100 ms, until stopped. */
+  async function keepRenewingLease(name: string): Promise<() => Promise<void>> {
+    const path = `/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases`
+    const microNow = () => new Date().toISOString().replace('Z', '000Z')
+    const created = await api('POST', path, {
+      apiVersion: 'coordination.orch.io/v1',
+      kind: 'Lease',
+      metadata: {name, namespace: 'orch-node-lease'},
+      spec: {holderIdentity: name, leaseDurationSeconds: 40, renewTime: microNow()},
+    })
+    assert.equal(created.status, 201, created.text)
+    let stopped = false
+    const renewing = (async () => {
+      while (!stopped) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        const renewed = await api('PATCH', `${path}/${name}`, {spec: {renewTime: microNow()}}, {'Content-Type': 'application/merge-patch+json'})
+        assert.equal(renewed.status, 200, renewed.text)
+      }
+    })()
+    return async () => {
+      stopped = true
+      await renewing
+    }
+  }
+
+  it('Ready False past the grace period adds node.orch.io/not-ready:NoExecute (the agent still renews its Lease, so the node is not unreachable)', async () => {
+    const stopRenewing = await keepRenewingLease('sick')
+    try {
+      const reported = await createNode('sick', 'False')
+      const node = await waitForNode('sick', (n) => {
+        assert.notEqual(readyOf(n).status, 'Unknown', 'a node whose Lease is renewed must not turn Unknown')
+        return taintKeys(n).includes('node.orch.io/not-ready:NoExecute')
+      })
+      const taint = node.spec.taints.find((t: any) => t.key === 'node.orch.io/not-ready')
+      assert.ok(taint.timeAdded)
+      // not before False has lasted the grace period (1 s here)
+      assert.ok(Date.parse(taint.timeAdded) >= Date.parse(readyOf(reported).lastTransitionTime) + 1000, `${taint.timeAdded} vs ${readyOf(reported).lastTransitionTime}`)
+    } finally {
+      await stopRenewing()
+    }
   })
 
   it('pods on a NoExecute-tainted node without a matching toleration are evicted; tolerationSeconds delays it; a toleration without seconds keeps the pod', async () => {
@@ -108,8 +160,7 @@ describe('node lifecycle controller', () => {
   })
 
   it('unschedulable nodes show SchedulingDisabled in the Table STATUS column', async () => {
-    const node = (await api('GET', '/api/v1/nodes/silent')).json
-    await api('PUT', '/api/v1/nodes/silent', {...node, spec: {...node.spec, unschedulable: true}})
+    await changeNode('silent', (node) => ({...node, spec: {...node.spec, unschedulable: true}}))
     const table = (await api('GET', '/api/v1/nodes/silent', undefined, {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'})).json
     const status = table.rows[0].cells[table.columnDefinitions.findIndex((c: any) => c.name === 'Status')]
     assert.match(status, /SchedulingDisabled$/)
