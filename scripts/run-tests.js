@@ -24,13 +24,16 @@ if (files.length === 0) {
 // built with the tests: the mount check the containerd test support uses
 const {mountsUnder} = await import('../dist/test/support/mounts.js')
 const concurrency = process.env.ORCH_TEST_CONCURRENCY ?? '2'
+// A test file that hangs (a wait for an event that never comes) fails after this long instead of
+// holding CI until its own limit; on Node 20 the limit is per file. The slowest file takes ~70 s here.
+const timeoutMs = process.env.ORCH_TEST_TIMEOUT_MS ?? '420000'
 // Every temporary directory the tests (and the servers, agents, etcd and containerd they start) make
 // goes under one directory of this run, removed at the end whatever the outcome, so runs leave no
 // litter in /tmp. Set ORCH_KEEP_TEST_TMP=1 to keep it for a post-mortem.
 const runTmp = mkdtempSync(join(tmpdir(), 'orch-tests-'))
 let status = 1
 try {
-  const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+  const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, '--test-reporter=spec', ...files], {
     stdio: 'inherit',
     env: {...process.env, TMPDIR: runTmp},
   })

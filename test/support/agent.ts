@@ -4,6 +4,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {bootstrapKubeconfig} from '../../src/cli/config.js'
+import {cleanUpAtExit} from './children.js'
 import {orchBin, tempDir, type OrchServer} from './server.js'
 
 /** The bootstrap token test servers are started with (`--bootstrap-token`). */
@@ -22,11 +23,6 @@ export interface RunningAgent {
   /** stop and remove the root dir (unless kept) */
   cleanup(): Promise<void>
 }
-
-const running = new Set<ChildProcess>()
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL')
-})
 
 /** A kubeconfig holding the bootstrap token and the server's CA (what `orch config bootstrap-kubeconfig` prints). */
 export function writeBootstrapKubeconfig(server: OrchServer, path: string, token = BOOTSTRAP_TOKEN): void {
@@ -55,7 +51,7 @@ export async function startAgent(options: AgentStartOptions = {}): Promise<Runni
   }
   args.push(...(options.args ?? []))
   const child = spawn(process.execPath, args, {env: {...process.env, ...options.env}, stdio: ['ignore', 'pipe', 'pipe']})
-  running.add(child)
+  const forget = cleanUpAtExit(() => child.kill('SIGKILL'))
   let output = ''
   const waiters = new Set<() => void>()
   const onData = (chunk: Buffer): void => {
@@ -66,7 +62,7 @@ export async function startAgent(options: AgentStartOptions = {}): Promise<Runni
   child.stderr!.on('data', onData)
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
-      running.delete(child)
+      forget()
       for (const wake of waiters) wake()
       resolve(code)
     }),

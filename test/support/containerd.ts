@@ -11,6 +11,7 @@ import {tmpdir} from 'node:os'
 import {delimiter, join} from 'node:path'
 import {CriClient} from '../../src/agent/cri/client.js'
 import {TarWriter} from '../../src/agent/runtime/process/tar.js'
+import {cleanUpAtExit} from './children.js'
 import {mountsUnder} from './mounts.js'
 
 export const TEST_IMAGE = 'docker.io/orch/busybox:test'
@@ -157,17 +158,6 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 `
 }
 
-// everything started here, killed when this process exits for any reason we can see
-const running = new Set<() => void>()
-let hooksInstalled = false
-function installExitHooks(): void {
-  if (hooksInstalled) return
-  hooksInstalled = true
-  process.once('exit', () => {
-    for (const kill of running) kill()
-  })
-}
-
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => child.once('exit', () => resolve()))
@@ -222,7 +212,6 @@ export function removeCgroupParent(parent: string): void {
 export async function startContainerd(): Promise<RunningContainerd> {
   const missing = containerdMissing() ?? prerequisiteProblem()
   if (missing) throw new Error(`cannot start containerd: ${missing}`)
-  installExitHooks()
   const dir = mkdtempSync(join(tmpdir(), 'orch-containerd-'))
   const socketPath = join(dir, 'containerd.sock')
   for (const sub of ['root', 'state', 'opt', 'runc', 'cni/bin', 'cni/conf']) mkdirSync(join(dir, sub), {recursive: true})
@@ -241,7 +230,7 @@ export async function startContainerd(): Promise<RunningContainerd> {
     }
     killLeftovers(socketPath, dir)
   }
-  running.add(killNow)
+  const forget = cleanUpAtExit(killNow)
 
   let stopped: Promise<void> | undefined
   const stop = (): Promise<void> => {
@@ -264,7 +253,7 @@ export async function startContainerd(): Promise<RunningContainerd> {
         await exited(child)
         clearTimeout(timer)
       }
-      running.delete(killNow)
+      forget()
       killLeftovers(socketPath, dir)
     })()
     return stopped

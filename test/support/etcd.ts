@@ -5,6 +5,7 @@ import {accessSync, constants, mkdtempSync, rmSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {delimiter, join} from 'node:path'
+import {cleanUpAtExit} from './children.js'
 
 export interface RunningEtcd {
   /** client URL, e.g. http://127.0.0.1:40123 */
@@ -48,35 +49,6 @@ export function freePort(): Promise<number> {
   })
 }
 
-// Every child still running, killed synchronously when this process exits for any reason we can see.
-const running = new Set<{child: ChildProcess; dataDir: string}>()
-let exitHooksInstalled = false
-
-function killAllNow(): void {
-  for (const entry of running) {
-    try {
-      entry.child.kill('SIGKILL')
-    } catch {
-      // already gone
-    }
-    rmSync(entry.dataDir, {recursive: true, force: true})
-  }
-  running.clear()
-}
-
-function installExitHooks(): void {
-  if (exitHooksInstalled) return
-  exitHooksInstalled = true
-  process.once('exit', killAllNow)
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      killAllNow()
-      // nobody else handles it: take the signal's default action (die of it)
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
-    })
-  }
-}
-
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => child.once('exit', () => resolve()))
@@ -110,7 +82,6 @@ export async function startEtcd(): Promise<RunningEtcd> {
 }
 
 async function startOnce(binary: string): Promise<RunningEtcd> {
-  installExitHooks()
   const clientPort = await freePort()
   let peerPort = await freePort()
   while (peerPort === clientPort) peerPort = await freePort()
@@ -138,8 +109,10 @@ async function startOnce(binary: string): Promise<RunningEtcd> {
     ],
     {stdio: ['ignore', 'ignore', 'pipe']},
   )
-  const entry = {child, dataDir}
-  running.add(entry)
+  const forget = cleanUpAtExit(() => {
+    child.kill('SIGKILL')
+    rmSync(dataDir, {recursive: true, force: true})
+  })
 
   // keep the tail of etcd's log for error messages
   let log = ''
@@ -157,7 +130,7 @@ async function startOnce(binary: string): Promise<RunningEtcd> {
         await exited(child)
         clearTimeout(timer)
       }
-      running.delete(entry)
+      forget()
       rmSync(dataDir, {recursive: true, force: true})
     })()
     return stopped

@@ -8,6 +8,7 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {configFromKubeconfig, loadKubeconfig} from '../../src/client/kubeconfig.js'
+import {cleanUpAtExit} from './children.js'
 import {forgetServer, registerServer} from './http.js'
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../../../..')
@@ -42,10 +43,6 @@ export interface OrchServer extends RunningOrch {
   cliEnv: {KUBECONFIG: string; HOME: string}
 }
 
-const running = new Set<ChildProcess>()
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL')
-})
 
 export function tempDir(prefix = 'orch-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
@@ -66,7 +63,7 @@ function isolatedHome(): string {
   if (defaultHome === undefined) {
     const home = tempDir('orch-home-')
     defaultHome = home
-    process.on('exit', () => rmSync(home, {recursive: true, force: true}))
+    cleanUpAtExit(() => rmSync(home, {recursive: true, force: true}))
   }
   return defaultHome
 }
@@ -85,7 +82,7 @@ export function runOrch(
       ...(options.kubeconfig !== undefined ? {KUBECONFIG: options.kubeconfig} : {}),
     }
     const child = spawn(process.execPath, [orchBin, ...args], {env, stdio: ['pipe', 'pipe', 'pipe']})
-    running.add(child)
+    const forget = cleanUpAtExit(() => child.kill('SIGKILL'))
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -94,7 +91,7 @@ export function runOrch(
     child.on('error', reject)
     child.on('exit', (code) => {
       clearTimeout(timer)
-      running.delete(child)
+      forget()
       resolvePromise({code, stdout, stderr})
     })
     child.stdin.end(options.input ?? '')
@@ -122,11 +119,11 @@ export async function startOrchServer(args: string[] = [], options: StartOptions
     env: {...process.env, ...options.env, HOME: home},
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  running.add(child)
+  const forget = cleanUpAtExit(() => child.kill('SIGKILL'))
   let output = ''
   const exited = new Promise<number | null>((resolveExit) =>
     child.on('exit', (code) => {
-      running.delete(child)
+      forget()
       resolveExit(code)
     }),
   )
