@@ -1,7 +1,9 @@
 // The API benchmark's children (orch servers, the bare baseline server) and its client pools.
 // Every child dies with the bench process.
+import Database from 'better-sqlite3'
 import {spawn, type ChildProcess} from 'node:child_process'
-import {mkdirSync, readFileSync, rmSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 import {createServer as createHttpsServer} from 'node:https'
 import {dirname, join} from 'node:path'
@@ -21,6 +23,8 @@ export type OrchServer = Pick<RunningOrch, 'url' | 'dataDir' | 'child' | 'stop' 
 
 export const orchServers = new Set<OrchServer>()
 export const bareChildren = new Set<ChildProcess>()
+/** the data dirs of durable bare servers, removed when they exit (or by killEverything) */
+const bareDirs = new Map<ChildProcess, string>()
 export const pools = new Set<Dispatcher>()
 
 export function killEverything(): void {
@@ -32,6 +36,8 @@ export function killEverything(): void {
   orchServers.clear()
   for (const child of bareChildren) child.kill('SIGKILL')
   bareChildren.clear()
+  for (const dir of bareDirs.values()) rmSync(dir, {recursive: true, force: true})
+  bareDirs.clear()
 }
 export function installExitHooks(): void {
   cleanUpOnExit(killEverything)
@@ -52,8 +58,12 @@ export async function stopOrch(server: OrchServer): Promise<void> {
 
 /** The baseline server: node:http, JSON.parse of each body, 201 with the body. Runs in a child
  *  (this file with --bare-server) so that it has a process to itself, as orch does. With a PKI dir
- *  it is node:https with orch's serving certificate, asking for a client certificate as orch does. */
-export function runBareServer(pkiDir: string | undefined): void {
+ *  it is node:https with orch's serving certificate, asking for a client certificate as orch does.
+ *  `durable` adds the least any durable create needs: each body is inserted into SQLite (WAL,
+ *  synchronous=FULL, as orch's store) and answered once its commit is on disk, the bodies that arrived
+ *  in one event-loop turn sharing a commit, as orch's store batches them. */
+export function runBareServer(pkiDir: string | undefined, durableDir: string | undefined): void {
+  const store = durableDir ? durableStore(durableDir) : undefined
   const handler = (request: IncomingMessage, response: ServerResponse) => {
     if (request.method === 'GET') {
       const small = Buffer.from('{"major":"1","minor":"0","gitVersion":"v1.0.0"}')
@@ -69,6 +79,10 @@ export function runBareServer(pkiDir: string | undefined): void {
         JSON.parse(body.toString('utf8'))
       } catch {
         response.writeHead(400).end()
+        return
+      }
+      if (store) {
+        store.add(request.url ?? '', body, response)
         return
       }
       response.writeHead(201, {'Content-Type': 'application/json', 'Content-Length': body.length})
@@ -97,9 +111,48 @@ export function runBareServer(pkiDir: string | undefined): void {
   process.stdin.resume()
 }
 
-export async function startBare(pkiDir?: string): Promise<{url: string; child: ChildProcess}> {
-  const child = spawn(process.execPath, [BENCH_SCRIPT, '--bare-server', ...(pkiDir ? ['--pki', pkiDir] : [])], {stdio: ['pipe', 'pipe', 'inherit']})
+function durableStore(dir: string): {add(path: string, body: Buffer, response: ServerResponse): void} {
+  const db = new Database(join(dir, 'bare.db'))
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.exec('CREATE TABLE objects (key TEXT PRIMARY KEY, revision INTEGER NOT NULL, value BLOB NOT NULL)')
+  const insert = db.prepare('INSERT INTO objects (key, revision, value) VALUES (?, ?, ?)')
+  let revision = 0
+  let pending: {key: string; body: Buffer; response: ServerResponse}[] = []
+  const commit = db.transaction((batch: typeof pending) => {
+    for (const write of batch) insert.run(write.key, ++revision, write.body)
+  })
+  const flush = () => {
+    const batch = pending
+    pending = []
+    commit(batch)
+    for (const {body, response} of batch) {
+      response.writeHead(201, {'Content-Type': 'application/json', 'Content-Length': body.length})
+      response.end(body)
+    }
+  }
+  let sequence = 0
+  return {
+    add(path, body, response) {
+      if (pending.length === 0) setImmediate(flush)
+      pending.push({key: `${path}/${sequence++}`, body, response})
+    },
+  }
+}
+
+/** The bare server in a child; `durable`: with its SQLite database in a temporary dir (removed with it). */
+export async function startBare(pkiDir?: string, durable = false): Promise<{url: string; child: ChildProcess}> {
+  const durableDir = durable ? mkdtempSync(join(tmpdir(), 'orch-bench-durable-')) : undefined
+  const args = [BENCH_SCRIPT, '--bare-server', ...(pkiDir ? ['--pki', pkiDir] : []), ...(durableDir ? ['--durable', durableDir] : [])]
+  const child = spawn(process.execPath, args, {stdio: ['pipe', 'pipe', 'inherit']})
   bareChildren.add(child)
+  if (durableDir) {
+    bareDirs.set(child, durableDir)
+    child.once('exit', () => {
+      rmSync(durableDir, {recursive: true, force: true})
+      bareDirs.delete(child)
+    })
+  }
   const url = await new Promise<string>((resolveUrl, reject) => {
     let output = ''
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -3,7 +3,8 @@
 // in the same run on the same machine, so the ratios mean something anywhere:
 //   P1  ConfigMap creates/s, 16 keep-alive connections (undici Pool), ~1 KiB bodies, vs a bare
 //       node:http server in its own child process that JSON.parses the same bodies and answers 201
-//       with them, driven by the same client code (goal: orch >= 0.5x bare);
+//       with them, driven by the same client code (goal: orch >= 0.5x bare); for context, the same
+//       bare server with a durable SQLite insert per body (the least any durable create costs);
 //   P2  a list of 10,000 ~1 KiB ConfigMaps (one namespace, full body read): a consistent list (the
 //       watch cache once it has caught up with storage, as Kubernetes' ConsistentListFromCache), from
 //       the watch cache (resourceVersion=0) and one storage page of every item, vs an in-process
@@ -51,6 +52,10 @@ interface P1Result {
   bare: number
   /** bare node:http without TLS (NaN when orch itself serves plain http) */
   plain: number
+  /** the bare server plus a durable SQLite insert per body: the floor of any durable create */
+  durable: number
+  /** durable/bare, median of the per-trial ratios */
+  durableRatio: number
   ratio: number
   rows: Cell[][]
   tls: boolean
@@ -66,20 +71,25 @@ async function p1(): Promise<P1Result> {
   // measured too, to show what TLS costs
   const bare = await startBare(tls ? pkiDir(orch) : undefined)
   const plain = tls ? await startBare() : undefined
+  const durable = await startBare(tls ? pkiDir(orch) : undefined, true)
   const orchPool = pool(endpoint, CONCURRENCY)
   const barePool = pool({url: bare.url, tls: endpoint.tls}, CONCURRENCY)
+  const durablePool = pool({url: durable.url, tls: endpoint.tls}, CONCURRENCY)
   const plainPool = plain ? pool({url: plain.url}, CONCURRENCY) : undefined
   const rows: Cell[][] = []
   const ratios: number[] = []
   const orchRates: number[] = []
   const bareRates: number[] = []
   const plainRates: number[] = []
+  const durableRates: number[] = []
+  const durableRatios: number[] = []
   try {
     await createNamespace(orchPool, ns)
     const body = (run: string) => (i: number) => JSON.stringify(configMap(ns, `${run}-${i}`))
     await createLoad(orchPool, path, CONFIG.createWarmup, CONCURRENCY, body('warmup'))
     await createLoad(barePool, path, CONFIG.createWarmup, CONCURRENCY, body('warmup'))
     if (plainPool) await createLoad(plainPool, path, CONFIG.createWarmup, CONCURRENCY, body('warmup'))
+    await createLoad(durablePool, path, CONFIG.createWarmup, CONCURRENCY, body('warmup'))
     // alternate, and take each ratio within one trial: the machine's speed drifts less between neighbours
     for (let trial = 0; trial < CONFIG.createTrials; trial++) {
       const orchCpu = childCpuSeconds(orch.child.pid)
@@ -94,11 +104,14 @@ async function p1(): Promise<P1Result> {
       const bareClientCpu = cpuSeconds(process.cpuUsage(benchCpu))
       const plainRate = plainPool ? CONFIG.createCount / (await createLoad(plainPool, path, CONFIG.createCount, CONCURRENCY, body(`t${trial}`))) : NaN
       plainRates.push(plainRate)
+      const durableRate = CONFIG.createCount / (await createLoad(durablePool, path, CONFIG.createCount, CONCURRENCY, body(`t${trial}`)))
+      durableRates.push(durableRate)
       const orchRate = CONFIG.createCount / orchSeconds
       const bareRate = CONFIG.createCount / bareSeconds
       orchRates.push(orchRate)
       bareRates.push(bareRate)
       ratios.push(orchRate / bareRate)
+      durableRatios.push(durableRate / bareRate)
       const percent = (cpu: number, seconds: number) => (cpu / seconds) * 100
       rows.push([
         trial + 1,
@@ -110,17 +123,29 @@ async function p1(): Promise<P1Result> {
         percent(bareClientCpu, bareSeconds),
         orchRate / bareRate,
         plainRate,
+        durableRate,
       ])
     }
   } finally {
     await closePool(orchPool)
     await closePool(barePool)
     if (plainPool) await closePool(plainPool)
+    await closePool(durablePool)
     stopBare(bare.child)
+    stopBare(durable.child)
     if (plain) stopBare(plain.child)
     await stopOrch(orch)
   }
-  return {orch: median(orchRates), bare: median(bareRates), plain: median(plainRates), ratio: median(ratios), rows, tls}
+  return {
+    orch: median(orchRates),
+    bare: median(bareRates),
+    plain: median(plainRates),
+    durable: median(durableRates),
+    durableRatio: median(durableRatios),
+    ratio: median(ratios),
+    rows,
+    tls,
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,7 +299,7 @@ async function main(): Promise<void> {
     table(
       `P1 creates: ${CONFIG.createCount.toLocaleString('en-US')} POSTs per run, ${CONCURRENCY} connections (after ${CONFIG.createWarmup.toLocaleString('en-US')} warm-up each)` +
         (r.tls ? '; orch and the baseline over https with client certificates' : ''),
-      ['trial', 'orch creates/s', 'server CPU %', 'client CPU %', `bare node:${r.tls ? 'https' : 'http'} req/s`, 'server CPU %', 'client CPU %', 'orch/bare', 'bare node:http req/s (no TLS)'],
+      ['trial', 'orch creates/s', 'server CPU %', 'client CPU %', `bare node:${r.tls ? 'https' : 'http'} req/s`, 'server CPU %', 'client CPU %', 'orch/bare', 'bare node:http req/s (no TLS)', 'bare + durable insert req/s'],
       r.rows,
     )
     const bareName = `bare node:${r.tls ? 'https' : 'http'}`
@@ -282,7 +307,9 @@ async function main(): Promise<void> {
       ['orch ConfigMap creates/s', r.orch],
       [`${bareName} (JSON.parse, 201 + body) req/s`, r.bare],
       ...(r.tls ? [['bare node:http, no TLS, req/s (for context)', r.plain] as Cell[]] : []),
+      [`${bareName} + a durable SQLite insert per body, req/s (for context)`, r.durable],
       ['orch/bare (median of per-trial ratios)', r.ratio],
+      ['bare + durable insert / bare: the floor of any durable create (median)', r.durableRatio],
     ])
     goals.push([`P1 creates/s vs ${bareName}`, '>= 0.50x', `${r.ratio.toFixed(2)}x`, verdict(r.ratio >= 0.5)])
   }
@@ -375,7 +402,7 @@ async function main(): Promise<void> {
 }
 
 if (argv.includes('--bare-server')) {
-  runBareServer(flag('pki') || undefined)
+  runBareServer(flag('pki') || undefined, flag('durable') || undefined)
 } else {
   installExitHooks()
   main().then(
