@@ -80,19 +80,6 @@ describe('node lifecycle controller', () => {
     assert.equal(node.status.conditions.find((c: any) => c.type === 'MemoryPressure').status, 'Unknown')
   })
 
-  it('healthy again removes the taints', async () => {
-    await changeNode(
-      'silent',
-      (node) => {
-        const conditions = node.status.conditions.map((c: any) => (c.type === 'Ready' ? {...c, status: 'True', reason: 'AgentReady', lastHeartbeatTime: now(), lastTransitionTime: now()} : c))
-        return {...node, status: {...node.status, conditions}}
-      },
-      '/status',
-    )
-    const healed = await waitForNode('silent', (n) => readyOf(n).status === 'True' && taintKeys(n).length === 0)
-    assert.deepEqual(taintKeys(healed), [])
-  })
-
   /** What an agent does while it lives: renews its node's Lease, here every 100 ms, until stopped. */
   async function keepRenewingLease(name: string): Promise<() => Promise<void>> {
     const path = `/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases`
@@ -117,6 +104,30 @@ describe('node lifecycle controller', () => {
       await renewing
     }
   }
+
+  it('healthy again removes the taints', async () => {
+    // the agent is back: it renews its Lease again, as well as reporting Ready. Without the renewals the
+    // node turns Unknown (and is tainted again) a grace period (1 s) after the report, and a look at it
+    // later than that would then wait forever for the healthy state it had skipped past.
+    const stopRenewing = await keepRenewingLease('silent')
+    try {
+      await changeNode(
+        'silent',
+        (node) => {
+          const conditions = node.status.conditions.map((c: any) => (c.type === 'Ready' ? {...c, status: 'True', reason: 'AgentReady', lastHeartbeatTime: now(), lastTransitionTime: now()} : c))
+          return {...node, status: {...node.status, conditions}}
+        },
+        '/status',
+      )
+      const healed = await waitForNode('silent', (n) => {
+        assert.notEqual(readyOf(n).status, 'Unknown', 'a node that reported Ready and whose Lease is renewed must not turn Unknown again')
+        return readyOf(n).status === 'True' && taintKeys(n).length === 0
+      })
+      assert.deepEqual(taintKeys(healed), [])
+    } finally {
+      await stopRenewing()
+    }
+  })
 
   it('Ready False past the grace period adds node.orch.io/not-ready:NoExecute (the agent still renews its Lease, so the node is not unreachable)', async () => {
     const stopRenewing = await keepRenewingLease('sick')
