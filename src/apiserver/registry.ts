@@ -9,6 +9,7 @@ import type {AdmissionChain} from '../admission/chain.js'
 import type {AdmissionAttributes, Operation} from '../admission/types.js'
 import {validateObjectMeta} from './meta-validation.js'
 import {admissionAttributesOf} from './admission-attributes.js'
+import {finalizersForDeletion} from '../machinery/deletion-propagation.js'
 import {
   ConflictError,
   KeyExistsError,
@@ -550,14 +551,22 @@ export class ResourceRegistry {
           throw error
         }
       }
-      const finalizers: string[] = [...(old.metadata!.finalizers ?? []), ...this.lifecycleFinalizers(old)]
+      // where a controller collects the kind's dependents, the request's propagation policy may add or
+      // swap the orphan / foregroundDeletion finalizer, even on an object already being deleted
+      const stored: readonly string[] = old.metadata!.finalizers ?? []
+      const metadataFinalizers = this.declaration.collectsDependents ? finalizersForDeletion(stored, options) : stored
+      const finalizers = [...metadataFinalizers, ...this.lifecycleFinalizers(old)]
       if (finalizers.length > 0) {
         const pendingCode = options.orphanDependents === false ? 202 : 200
-        if (old.metadata!.deletionTimestamp) return {status: successStatus(details), code: pendingCode, object: old, deleted: false}
+        const marked = Boolean(old.metadata!.deletionTimestamp)
+        if (marked && metadataFinalizers === stored) return {status: successStatus(details), code: pendingCode, object: old, deleted: false}
         const next = clone(old)
-        next.metadata!.deletionTimestamp = formatTime(options.context.now)
-        next.metadata!.deletionGracePeriodSeconds = 0
-        this.declaration.prepareForDelete?.(next)
+        if (metadataFinalizers !== stored) next.metadata!.finalizers = [...metadataFinalizers]
+        if (!marked) {
+          next.metadata!.deletionTimestamp = formatTime(options.context.now)
+          next.metadata!.deletionGracePeriodSeconds = 0
+          this.declaration.prepareForDelete?.(next)
+        }
         if (options.dryRun) return {status: successStatus(details), code: pendingCode, object: next, deleted: false}
         try {
           const revision = await this.deps.store.update(key, encodeStored(next), current.modRevision)

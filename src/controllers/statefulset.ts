@@ -13,10 +13,15 @@
 // set is deleted its pods and ControllerRevisions go, and so do the claims it owns (whenDeleted: Delete).
 // That happens in the sync of the set's key once the set is gone (or is a new set of the same name), so
 // it never races a sync of the set; dependents of sets deleted while no controller ran are found at start.
+// A set deleted with propagationPolicy Orphan carries the orphan finalizer: its dependents lose their
+// reference to it and stay, then the finalizer goes (and the set with it). With Foreground it carries
+// foregroundDeletion: its dependents are deleted first, and the finalizer goes once none that blocks
+// the owner's deletion is left (pods deleted gracefully stay until their agent is done).
 import type {AnyObject} from '../api/types.js'
 import {ApiStatusError, Informer, type ResourceLocator, type RestClient} from '../client/index.js'
 import {labelSelectorFromObject, type LabelSelector} from '../machinery/labels.js'
 import type {Logger} from '../machinery/log.js'
+import {FOREGROUND_FINALIZER, ORPHAN_FINALIZER} from '../machinery/deletion-propagation.js'
 import {Controller, type ReconcileResult} from './controller.js'
 import {isNotFound, StatefulSetControl} from './statefulset/control.js'
 import {EventRecorder} from './statefulset/events.js'
@@ -161,6 +166,11 @@ export class StatefulSetController {
     }
     set.apiVersion ??= SET_API_VERSION
     set.kind ??= SET_KIND
+    if (set.metadata.deletionTimestamp) {
+      const finalizers: string[] = set.metadata.finalizers ?? []
+      if (finalizers.includes(ORPHAN_FINALIZER)) return this.orphanDependents(set)
+      if (finalizers.includes(FOREGROUND_FINALIZER)) return this.deleteDependentsFirst(set)
+    }
     const selector = selectorOf(set)
     if (!selector) {
       this.logger.warn('statefulset has an invalid selector', {statefulset: key})
@@ -247,6 +257,43 @@ export class StatefulSetController {
   }
 
   // ---------- dependents of deleted sets (the garbage collector's part) ----------
+
+  /** The objects of the set's namespace that name the set (by uid) as an owner, with where they live. */
+  private async dependentsOf(set: StatefulSet): Promise<{locator: ResourceLocator; object: AnyObject}[]> {
+    const namespace = namespaceOf(set)
+    const found: {locator: ResourceLocator; object: AnyObject}[] = []
+    for (const locator of [PODS, CLAIMS, REVISIONS]) {
+      for (const object of (await this.client.list<AnyObject>({...locator, namespace})).items) {
+        if (ownerRefs(object).some((r) => r.uid === set.metadata.uid)) found.push({locator: {...locator, namespace, name: object.metadata!.name}, object})
+      }
+    }
+    return found
+  }
+
+  /** propagationPolicy Orphan: the dependents lose their reference to the set and stay; then the set goes. */
+  private async orphanDependents(set: StatefulSet): Promise<void> {
+    for (const {locator, object} of await this.dependentsOf(set)) {
+      const others = ownerRefs(object).filter((r) => r.uid !== set.metadata.uid)
+      const metadata: AnyObject = {...object.metadata, ownerReferences: others}
+      if (others.length === 0) delete metadata.ownerReferences
+      await this.writeIgnoringGone(locator, {...object, metadata} as ApiObject)
+    }
+    await this.removeFinalizer(set, ORPHAN_FINALIZER)
+    this.logger.v(2, 'orphaned the dependents of a statefulset', {statefulset: `${namespaceOf(set)}/${set.metadata.name}`})
+  }
+
+  /** propagationPolicy Foreground: the dependents are deleted; the set goes once none blocks it any more. */
+  private async deleteDependentsFirst(set: StatefulSet): Promise<void> {
+    await this.collectDependents(namespaceOf(set), set.metadata.name, set.metadata.uid!)
+    const blocking = (await this.dependentsOf(set)).filter(({object}) => ownerRefs(object).some((r) => r.uid === set.metadata.uid && r.blockOwnerDeletion))
+    // a pod being deleted gracefully is still here: its deletion syncs this set again
+    if (blocking.length === 0) await this.removeFinalizer(set, FOREGROUND_FINALIZER)
+  }
+
+  private async removeFinalizer(set: StatefulSet, finalizer: string): Promise<void> {
+    const finalizers = (set.metadata.finalizers ?? []).filter((f: string) => f !== finalizer)
+    await this.writeIgnoringGone({...SETS, namespace: namespaceOf(set), name: set.metadata.name}, {...set, metadata: {...set.metadata, finalizers}})
+  }
 
   /** The uids of earlier sets of this set's name that objects still name as owner. */
   private staleOwners(set: StatefulSet, objects: AnyObject[]): Set<string> {

@@ -139,6 +139,7 @@ export const statefulSet: KindDeclaration = {
     {name: 'scale', verbs: ['get', 'patch', 'update'], kind: {group: 'autoscaling', version: 'v1', kind: 'Scale'}, writes: 'custom'},
   ],
   hasStatus: true,
+  collectsDependents: true,
   generationFields: ['spec'],
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,

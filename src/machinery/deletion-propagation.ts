@@ -1,0 +1,42 @@
+// Deletion propagation: how a DELETE's propagationPolicy (or the deprecated orphanDependents) turns
+// into finalizers, as Kubernetes' generic registry decides it (deletionFinalizersForGarbageCollection).
+// Orphan marks the object with the `orphan` finalizer, Foreground with `foregroundDeletion`, Background
+// with neither; without a say in the request, a finalizer the object already has stands, else the
+// default is Background. Whoever collects the kind's dependents removes the finalizer when done.
+
+export const ORPHAN_FINALIZER = 'orphan'
+export const FOREGROUND_FINALIZER = 'foregroundDeletion'
+
+export interface PropagationOptions {
+  propagationPolicy?: string
+  orphanDependents?: boolean
+}
+
+function shouldOrphan(finalizers: readonly string[], options: PropagationOptions): boolean {
+  if (options.orphanDependents !== undefined) return options.orphanDependents
+  if (options.propagationPolicy !== undefined) return options.propagationPolicy === 'Orphan'
+  for (const finalizer of finalizers) {
+    if (finalizer === ORPHAN_FINALIZER) return true
+    if (finalizer === FOREGROUND_FINALIZER) return false
+  }
+  return false
+}
+
+function shouldDeleteInForeground(finalizers: readonly string[], options: PropagationOptions): boolean {
+  if (options.orphanDependents !== undefined) return false
+  if (options.propagationPolicy !== undefined) return options.propagationPolicy === 'Foreground'
+  for (const finalizer of finalizers) {
+    if (finalizer === FOREGROUND_FINALIZER) return true
+    if (finalizer === ORPHAN_FINALIZER) return false
+  }
+  return false
+}
+
+/** The object's metadata.finalizers after a DELETE with these options: the same array when nothing changes. */
+export function finalizersForDeletion(finalizers: readonly string[], options: PropagationOptions): readonly string[] {
+  const next = finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER)
+  if (shouldOrphan(finalizers, options)) next.push(ORPHAN_FINALIZER)
+  if (shouldDeleteInForeground(finalizers, options)) next.push(FOREGROUND_FINALIZER)
+  const same = next.length === finalizers.length && next.every((f) => finalizers.includes(f))
+  return same ? finalizers : next
+}
