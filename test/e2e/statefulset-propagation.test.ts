@@ -6,27 +6,15 @@ import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import {call, openWatch, type HttpResult} from '../support/http.js'
 import {runOrch, startOrchServer, type OrchServer} from '../support/server.js'
+import {statefulSet as manifest} from '../support/statefulset.js'
 
 const TIMEOUT = {timeout: 60_000}
 const setsPath = (ns: string) => `/apis/apps/v1/namespaces/${ns}/statefulsets`
 const podsPath = (ns: string) => `/api/v1/namespaces/${ns}/pods`
 const revisionsPath = (ns: string) => `/apis/apps/v1/namespaces/${ns}/controllerrevisions`
+/** `replicas` pods, created and deleted all at once */
+const statefulSet = (name: string, replicas: number) => manifest(name, {replicas, spec: {podManagementPolicy: 'Parallel'}})
 const deleteOptions = (options: Record<string, unknown>) => ({kind: 'DeleteOptions', apiVersion: 'v1', ...options})
-
-function statefulSet(name: string, replicas: number): any {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: {name},
-    spec: {
-      serviceName: name,
-      replicas,
-      podManagementPolicy: 'Parallel',
-      selector: {matchLabels: {app: name}},
-      template: {metadata: {labels: {app: name}}, spec: {containers: [{name: 'app', image: 'registry.example/app:1'}]}},
-    },
-  }
-}
 
 const namesOf = (items: any[]) => items.map((i) => i.metadata.name).sort()
 const ownedBy = (uid: string) => (object: any) => (object.metadata.ownerReferences ?? []).some((r: any) => r.uid === uid)

@@ -7,6 +7,7 @@ import {after, before, describe, it} from 'node:test'
 import {hashRevision} from '../../src/controllers/statefulset/utils.js'
 import {call, openWatch, type HttpResult, type WatchStream} from '../support/http.js'
 import {startOrchServer, tempDir, type RunningOrch} from '../support/server.js'
+import {statefulSet} from '../support/statefulset.js'
 
 const TIMEOUT = {timeout: 60_000}
 const POD_NAME_LABEL = 'statefulset.orch.io/pod-name'
@@ -23,38 +24,6 @@ const names = (items: any[]) => items.map((i) => i.metadata.name).sort(byOrdinal
 const byOrdinal = (a: string, b: string) => Number(/-(\d+)$/.exec(a)?.[1] ?? 0) - Number(/-(\d+)$/.exec(b)?.[1] ?? 0) || (a < b ? -1 : a > b ? 1 : 0)
 const isReady = (pod: any) => pod.status?.phase === 'Running' && pod.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')
 const seconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z')
-
-interface SetOptions {
-  replicas?: number
-  image?: string
-  claims?: string[]
-  spec?: Record<string, any>
-}
-
-/** A StatefulSet `name` whose pods carry app=<name>; each claim template is mounted by the container. */
-function statefulSet(name: string, options: SetOptions = {}): any {
-  const claims = options.claims ?? []
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: {name},
-    spec: {
-      serviceName: name,
-      replicas: options.replicas ?? 1,
-      selector: {matchLabels: {app: name}},
-      template: {
-        metadata: {labels: {app: name}},
-        spec: {
-          containers: [
-            {name: 'app', image: options.image ?? 'registry.example/app:1', volumeMounts: claims.map((c) => ({name: c, mountPath: `/${c}`}))},
-          ],
-        },
-      },
-      volumeClaimTemplates: claims.map((c) => ({metadata: {name: c}, spec: {accessModes: ['ReadWriteOnce'], resources: {requests: {storage: '1Gi'}}}})),
-      ...options.spec,
-    },
-  }
-}
 
 describe('StatefulSet controller', () => {
   let server: RunningOrch
