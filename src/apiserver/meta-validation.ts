@@ -1,5 +1,6 @@
 // Generic ObjectMeta validation every kind gets (ValidateObjectMeta / ValidateObjectMetaUpdate).
 import type {AnyObject, FieldError, KindDeclaration} from '../api/types.js'
+import {FOREGROUND_FINALIZER, ORPHAN_FINALIZER} from '../machinery/deletion-propagation.js'
 import {
   nameIsDNSLabel,
   nameIsDNSSubdomain,
@@ -39,6 +40,13 @@ export function validateObjectMeta(
   errs.push(...(validateAnnotations(meta.annotations, 'metadata.annotations') as FieldError[]))
   if (meta.finalizers !== undefined && !Array.isArray(meta.finalizers)) {
     errs.push({type: 'FieldValueInvalid', field: 'metadata.finalizers', value: meta.finalizers, message: 'must be a list of strings'})
+  } else if (meta.finalizers?.includes(ORPHAN_FINALIZER) && meta.finalizers.includes(FOREGROUND_FINALIZER)) {
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'metadata.finalizers',
+      value: meta.finalizers,
+      message: `finalizer ${ORPHAN_FINALIZER} and ${FOREGROUND_FINALIZER} cannot be both set`,
+    })
   }
   if (options.old && options.old.metadata?.deletionTimestamp) {
     // no new finalizers once deletion started

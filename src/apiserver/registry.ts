@@ -539,6 +539,7 @@ export class ResourceRegistry {
         const marked = old.metadata!.deletionGracePeriodSeconds
         if (old.metadata!.deletionTimestamp && marked !== undefined && marked <= grace) return {status: successStatus(details), code: 200, object: old, deleted: false}
         const next = clone(old)
+        if (!old.metadata!.deletionTimestamp) bumpGeneration(next)
         next.metadata!.deletionTimestamp = formatTime(new Date(options.context.now.getTime() + grace * 1000))
         next.metadata!.deletionGracePeriodSeconds = grace
         if (options.dryRun) return {status: successStatus(details), code: 200, object: next, deleted: false}
@@ -563,6 +564,7 @@ export class ResourceRegistry {
         const next = clone(old)
         if (metadataFinalizers !== stored) next.metadata!.finalizers = [...metadataFinalizers]
         if (!marked) {
+          bumpGeneration(next)
           next.metadata!.deletionTimestamp = formatTime(options.context.now)
           next.metadata!.deletionGracePeriodSeconds = 0
           this.declaration.prepareForDelete?.(next)
@@ -644,3 +646,10 @@ export function assertBodyObject(value: unknown): AnyObject {
 
 export {ConflictError}
 export type {ListParams, ListResult} from './registry-list.js'
+
+/** Marking an object for deletion changes its generation, as Kubernetes' markAsDeleting and graceful
+ *  BeforeDelete do, for kinds that keep one. */
+function bumpGeneration(object: AnyObject): void {
+  const generation = object.metadata!.generation
+  if (typeof generation === 'number' && generation > 0) object.metadata!.generation = generation + 1
+}

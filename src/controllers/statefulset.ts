@@ -44,6 +44,8 @@ import {
 export const STATEFULSET_CONTROLLER_COMPONENT = 'statefulset-controller'
 
 const SETS: ResourceLocator = {group: 'apps', version: 'v1', resource: 'statefulsets'}
+/** how often a set deleted in the foreground looks again at dependents that still block it */
+const FOREGROUND_RECHECK_MS = 2_000
 const PODS: ResourceLocator = {group: '', version: 'v1', resource: 'pods'}
 const CLAIMS: ResourceLocator = {group: '', version: 'v1', resource: 'persistentvolumeclaims'}
 const REVISIONS: ResourceLocator = {group: 'apps', version: 'v1', resource: 'controllerrevisions'}
@@ -283,11 +285,22 @@ export class StatefulSetController {
   }
 
   /** propagationPolicy Foreground: the dependents are deleted; the set goes once none blocks it any more. */
-  private async deleteDependentsFirst(set: StatefulSet): Promise<void> {
-    await this.collectDependents(namespaceOf(set), set.metadata.name, set.metadata.uid!)
-    const blocking = (await this.dependentsOf(set)).filter(({object}) => ownerRefs(object).some((r) => r.uid === set.metadata.uid && r.blockOwnerDeletion))
-    // a pod being deleted gracefully is still here: its deletion syncs this set again
-    if (blocking.length === 0) await this.removeFinalizer(set, FOREGROUND_FINALIZER)
+  private async deleteDependentsFirst(set: StatefulSet): Promise<ReconcileResult | void> {
+    const uid = set.metadata.uid!
+    await this.collectDependents(namespaceOf(set), set.metadata.name, uid)
+    const blocking = (await this.dependentsOf(set)).filter(({object}) => ownerRefs(object).some((r) => r.uid === uid && r.blockOwnerDeletion))
+    if (blocking.length === 0) return this.removeFinalizer(set, FOREGROUND_FINALIZER)
+    // what collectDependents leaves (a pod or revision the set owns but does not control): deleted when the
+    // set is its only owner, else it just loses its reference to the set, as the garbage collector does
+    for (const {locator, object} of blocking) {
+      if (object.metadata?.deletionTimestamp) continue
+      const others = ownerRefs(object).filter((r) => r.uid !== uid)
+      if (others.length === 0) await this.deleteQuietly(locator, object.metadata?.uid)
+      else await this.writeIgnoringGone(locator, {...object, metadata: {...object.metadata, ownerReferences: others}} as ApiObject)
+    }
+    // dependents held by finalizers or a grace period: a pod's deletion syncs this set again, but nothing
+    // watches claims and revisions here, so look again in a while
+    return {requeueAfterMs: FOREGROUND_RECHECK_MS}
   }
 
   private async removeFinalizer(set: StatefulSet, finalizer: string): Promise<void> {

@@ -7,14 +7,15 @@
 export const ORPHAN_FINALIZER = 'orphan'
 export const FOREGROUND_FINALIZER = 'foregroundDeletion'
 
+/** null is no say, as a nil pointer in Kubernetes' DeleteOptions */
 export interface PropagationOptions {
-  propagationPolicy?: string
-  orphanDependents?: boolean
+  propagationPolicy?: string | null
+  orphanDependents?: boolean | null
 }
 
 function shouldOrphan(finalizers: readonly string[], options: PropagationOptions): boolean {
-  if (options.orphanDependents !== undefined) return options.orphanDependents
-  if (options.propagationPolicy !== undefined) return options.propagationPolicy === 'Orphan'
+  if (options.orphanDependents != null) return options.orphanDependents
+  if (options.propagationPolicy != null) return options.propagationPolicy === 'Orphan'
   for (const finalizer of finalizers) {
     if (finalizer === ORPHAN_FINALIZER) return true
     if (finalizer === FOREGROUND_FINALIZER) return false
@@ -23,8 +24,8 @@ function shouldOrphan(finalizers: readonly string[], options: PropagationOptions
 }
 
 function shouldDeleteInForeground(finalizers: readonly string[], options: PropagationOptions): boolean {
-  if (options.orphanDependents !== undefined) return false
-  if (options.propagationPolicy !== undefined) return options.propagationPolicy === 'Foreground'
+  if (options.orphanDependents != null) return false
+  if (options.propagationPolicy != null) return options.propagationPolicy === 'Foreground'
   for (const finalizer of finalizers) {
     if (finalizer === FOREGROUND_FINALIZER) return true
     if (finalizer === ORPHAN_FINALIZER) return false

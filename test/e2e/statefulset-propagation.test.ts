@@ -34,9 +34,10 @@ function client(server: () => OrchServer) {
     const stream = await openWatch(server().url, `${path}?watch=1&resourceVersion=${list.metadata.resourceVersion}`)
     try {
       for (let seen = 0; ; ) {
-        const events = await stream.waitFor(seen + 1)
+        const events: any[] | undefined = await Promise.race([stream.waitFor(seen + 1), stream.ended.then(() => undefined)])
+        if (!events) assert.fail(`the watch ended while waiting for ${what}`)
         for (; seen < events.length; seen++) {
-          const {type, object} = events[seen]
+          const {type, object}: {type: string; object: any} = events[seen]
           if (type === 'DELETED') state.delete(object.metadata.name)
           else if (type === 'ADDED' || type === 'MODIFIED') state.set(object.metadata.name, object)
           else assert.fail(`watching for ${what}: ${type} ${JSON.stringify(object)}`)
@@ -89,12 +90,14 @@ describe('StatefulSet deletion propagation with the controller', () => {
 
   it('orphanDependents=true (deprecated) orphans too', TIMEOUT, async () => {
     const ns = await namespace('orphaning-deprecated')
-    await runningSet(ns, 'db', 1)
+    const set = await runningSet(ns, 'db', 1)
     const deleted = await api('DELETE', `${setsPath(ns)}/db?orphanDependents=true`)
     assert.equal(deleted.status, 200, deleted.text)
     assert.deepEqual(deleted.json.metadata.finalizers, ['orphan'])
     await waitUntil(setsPath(ns), (sets) => sets.length === 0, 'the set gone')
-    assert.deepEqual(namesOf((await ok('GET', podsPath(ns))).items), ['db-0'])
+    const pods = (await ok('GET', podsPath(ns))).items
+    assert.deepEqual(namesOf(pods), ['db-0'])
+    assert.deepEqual(pods.filter(ownedBy(set.metadata.uid)), [], 'the pod was orphaned before the set went')
   })
 
   it('propagationPolicy Foreground: the StatefulSet is marked with foregroundDeletion and stays until its dependents are gone, a pod held by a finalizer included', TIMEOUT, async () => {
@@ -128,7 +131,7 @@ describe('StatefulSet deletion propagation with the controller', () => {
 
   it('orch delete --cascade=orphan keeps the pods; the default (background) deletes them', TIMEOUT, async () => {
     const ns = await namespace('cascade-cli')
-    await runningSet(ns, 'kept', 1)
+    const kept = await runningSet(ns, 'kept', 1)
     await runningSet(ns, 'gone', 1)
     const orphaned = await runOrch(['delete', 'statefulset', 'kept', '-n', ns, '--cascade=orphan'], {env: server.cliEnv})
     assert.equal(orphaned.code, 0, orphaned.stderr)
@@ -137,6 +140,32 @@ describe('StatefulSet deletion propagation with the controller', () => {
     await waitUntil(setsPath(ns), (sets) => sets.length === 0, 'both sets gone')
     const pods = await waitUntil(podsPath(ns), (items) => !items.some((p) => p.metadata.name === 'gone-0'), 'gone-0 deleted')
     assert.deepEqual(namesOf(pods), ['kept-0'])
+    assert.deepEqual(pods.filter(ownedBy(kept.metadata.uid)), [], 'kept-0 was orphaned before its set went')
+  })
+
+  it('propagationPolicy Foreground waits for a claim the set owns (whenDeleted: Delete) that a finalizer holds', TIMEOUT, async () => {
+    const ns = await namespace('foreground-claim')
+    const body = manifest('vol', {replicas: 1, claims: ['data'], spec: {persistentVolumeClaimRetentionPolicy: {whenDeleted: 'Delete'}}})
+    const set = await ok('POST', setsPath(ns), body)
+    const claimPath = `/api/v1/namespaces/${ns}/persistentvolumeclaims/data-vol-0`
+    await waitUntil(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, (claims) => claims.some(ownedBy(set.metadata.uid)), 'the claim of vol-0')
+    const hold = await call(server.url, 'PATCH', claimPath, {metadata: {finalizers: ['example.com/hold']}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(hold.status, 200, hold.text)
+    const deleted = await ok('DELETE', `${setsPath(ns)}/vol`, deleteOptions({propagationPolicy: 'Foreground'}))
+    const claims = await waitUntil(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, (items) => items.length === 1 && Boolean(items[0].metadata.deletionTimestamp), 'the claim being deleted')
+    await waitUntil(podsPath(ns), (pods) => pods.length === 0, 'no pods')
+    const sets = await openWatch(server.url, `${setsPath(ns)}?watch=1&resourceVersion=${deleted.metadata.resourceVersion}`)
+    try {
+      const released = await ok('PUT', claimPath, {...claims[0], metadata: {...claims[0].metadata, finalizers: []}})
+      for (let n = 1; ; n++) {
+        const event = (await sets.waitFor(n))[n - 1]
+        if (event.type !== 'DELETED') continue
+        assert.ok(Number(event.object.metadata.resourceVersion) > Number(released.metadata.resourceVersion), 'the set went only after its claim')
+        break
+      }
+    } finally {
+      sets.close()
+    }
   })
 })
 
@@ -170,6 +199,42 @@ describe('StatefulSet deletion propagation in the API server (no controller runs
     assert.equal(gone.status, 200, gone.text)
     assert.equal(gone.json.kind, 'Status')
     assert.equal((await api('GET', `${setsPath(ns)}/t`)).status, 404)
+  })
+
+  it('a null propagationPolicy or orphanDependents is no say (a nil pointer in Kubernetes): the finalizer the object has stands', async () => {
+    const ns = await namespace('nulls')
+    await ok('POST', setsPath(ns), statefulSet('n', 1))
+    await ok('DELETE', `${setsPath(ns)}/n`, deleteOptions({propagationPolicy: 'Orphan'}))
+    const again = await ok('DELETE', `${setsPath(ns)}/n`, deleteOptions({propagationPolicy: null}))
+    assert.deepEqual(again.metadata.finalizers, ['orphan'])
+    const deprecated = await ok('DELETE', `${setsPath(ns)}/n`, deleteOptions({orphanDependents: null}))
+    assert.deepEqual(deprecated.metadata.finalizers, ['orphan'])
+  })
+
+  it('orphanDependents=false on a set another finalizer holds answers 202 with the marked object', async () => {
+    const ns = await namespace('accepted')
+    await ok('POST', setsPath(ns), {...statefulSet('a', 1), metadata: {name: 'a', finalizers: ['example.com/keep']}})
+    const deleted = await api('DELETE', `${setsPath(ns)}/a`, deleteOptions({orphanDependents: false}))
+    assert.equal(deleted.status, 202, deleted.text)
+    assert.deepEqual(deleted.json.metadata.finalizers, ['example.com/keep'])
+  })
+
+  it('marking an object for deletion bumps its generation (markAsDeleting); a later DELETE does not', async () => {
+    const ns = await namespace('generation')
+    const created = await ok('POST', setsPath(ns), statefulSet('g', 1))
+    const marked = await ok('DELETE', `${setsPath(ns)}/g`, deleteOptions({propagationPolicy: 'Orphan'}))
+    assert.equal(marked.metadata.generation, created.metadata.generation + 1)
+    const again = await ok('DELETE', `${setsPath(ns)}/g`, deleteOptions({propagationPolicy: 'Foreground'}))
+    assert.equal(again.metadata.generation, marked.metadata.generation)
+  })
+
+  it('"finalizer orphan and foregroundDeletion cannot be both set": 422, nothing stored', async () => {
+    const ns = await namespace('both')
+    const r = await api('POST', setsPath(ns), {...statefulSet('b', 1), metadata: {name: 'b', finalizers: ['orphan', 'foregroundDeletion']}})
+    assert.equal(r.status, 422, r.text)
+    assert.match(r.json.message, /finalizer orphan and foregroundDeletion cannot be both set/)
+    assert.equal(r.json.details.causes[0].field, 'metadata.finalizers')
+    assert.equal((await api('GET', `${setsPath(ns)}/b`)).status, 404)
   })
 
   it('dryRun=All with Orphan answers the marked object and stores nothing', async () => {
