@@ -31,6 +31,8 @@ import {
   isPodRef,
   isSetRef,
   ownerRefs,
+  withOwnerRefs,
+  withoutOwner,
   setControllerRef,
   SET_API_VERSION,
   SET_KIND,
@@ -238,10 +240,7 @@ export class StatefulSetController {
       if (ref.uid !== set.metadata.uid) return undefined
       if (matches) return object
       if (deleting) return undefined
-      const refs = ownerRefs(object).filter((r) => r.uid !== set.metadata.uid)
-      const metadata: AnyObject = {...object.metadata, ownerReferences: refs}
-      if (refs.length === 0) delete metadata.ownerReferences
-      await this.writeIgnoringGone(locator, {...object, metadata})
+      await this.writeIgnoringGone(locator, withoutOwner(object, set.metadata.uid))
       return undefined
     }
     if (deleting || !matches || object.metadata?.deletionTimestamp) return undefined
@@ -261,11 +260,11 @@ export class StatefulSetController {
   // ---------- dependents of deleted sets (the garbage collector's part) ----------
 
   /** The objects of the set's namespace that name the set (by uid) as an owner, with where they live. */
-  private async dependentsOf(set: StatefulSet): Promise<{locator: ResourceLocator; object: AnyObject}[]> {
+  private async dependentsOf(set: StatefulSet): Promise<{locator: ResourceLocator; object: ApiObject}[]> {
     const namespace = namespaceOf(set)
-    const found: {locator: ResourceLocator; object: AnyObject}[] = []
+    const found: {locator: ResourceLocator; object: ApiObject}[] = []
     for (const locator of [PODS, CLAIMS, REVISIONS]) {
-      for (const object of (await this.client.list<AnyObject>({...locator, namespace})).items) {
+      for (const object of (await this.client.list<ApiObject>({...locator, namespace})).items) {
         if (ownerRefs(object).some((r) => r.uid === set.metadata.uid)) found.push({locator: {...locator, namespace, name: object.metadata!.name}, object})
       }
     }
@@ -275,10 +274,7 @@ export class StatefulSetController {
   /** propagationPolicy Orphan: the dependents lose their reference to the set and stay; then the set goes. */
   private async orphanDependents(set: StatefulSet): Promise<void> {
     for (const {locator, object} of await this.dependentsOf(set)) {
-      const others = ownerRefs(object).filter((r) => r.uid !== set.metadata.uid)
-      const metadata: AnyObject = {...object.metadata, ownerReferences: others}
-      if (others.length === 0) delete metadata.ownerReferences
-      await this.writeIgnoringGone(locator, {...object, metadata} as ApiObject)
+      await this.writeIgnoringGone(locator, withoutOwner(object, set.metadata.uid))
     }
     await this.removeFinalizer(set, ORPHAN_FINALIZER)
     this.logger.v(2, 'orphaned the dependents of a statefulset', {statefulset: `${namespaceOf(set)}/${set.metadata.name}`})
@@ -294,9 +290,8 @@ export class StatefulSetController {
     // set is its only owner, else it just loses its reference to the set, as the garbage collector does
     for (const {locator, object} of blocking) {
       if (object.metadata?.deletionTimestamp) continue
-      const others = ownerRefs(object).filter((r) => r.uid !== uid)
-      if (others.length === 0) await this.deleteQuietly(locator, object.metadata?.uid)
-      else await this.writeIgnoringGone(locator, {...object, metadata: {...object.metadata, ownerReferences: others}} as ApiObject)
+      if (ownerRefs(object).every((r) => r.uid === uid)) await this.deleteQuietly(locator, object.metadata?.uid)
+      else await this.writeIgnoringGone(locator, withoutOwner(object, uid))
     }
     // dependents held by finalizers or a grace period: a pod's deletion syncs this set again, but nothing
     // watches claims and revisions here, so look again in a while
@@ -343,7 +338,7 @@ export class StatefulSetController {
         await this.deleteQuietly({...CLAIMS, namespace, name: claim.metadata!.name}, claim.metadata?.uid)
       } else {
         // other owners remain: only the references to what is gone are dropped
-        await this.writeIgnoringGone({...CLAIMS, namespace, name: claim.metadata!.name}, {...claim, metadata: {...claim.metadata, ownerReferences: others}}).catch(() => undefined)
+        await this.writeIgnoringGone({...CLAIMS, namespace, name: claim.metadata!.name}, withOwnerRefs(claim, others)).catch(() => undefined)
       }
     }
     for (const revision of (await this.client.list<Revision>({...REVISIONS, namespace})).items) {

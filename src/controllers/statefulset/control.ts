@@ -6,7 +6,6 @@
 //
 // Without a garbage collector in orch, the claims Kubernetes hands to a scaled-down pod through an
 // owner reference (whenScaled: Delete) are deleted here once that pod is gone.
-import type {AnyObject} from '../../api/types.js'
 import {ApiStatusError, type ResourceLocator, type RestClient} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
 import {desiredClaimOwnerRefs, hasUnexpectedController, isClaimOfSet, isClaimOwnerUpToDate} from './claims.js'
@@ -35,6 +34,7 @@ import {
   statusObject,
   storageMatches,
   updateIdentity,
+  withOwnerRefs,
   type Claim,
   type Pod,
   type Revision,
@@ -383,11 +383,9 @@ export class StatefulSetControl {
         )
       }
       if (isClaimOwnerUpToDate(existing, set, pod)) continue
-      const refs = desiredClaimOwnerRefs(existing, set, pod)
-      const metadata: AnyObject = {...existing.metadata, ownerReferences: refs}
-      if (refs.length === 0) delete metadata.ownerReferences
       try {
-        claims.set(name, await this.client.update<Claim>({...claimsAt(set.metadata.namespace), name}, {...existing, metadata}))
+        const updated = withOwnerRefs(existing, desiredClaimOwnerRefs(existing, set, pod))
+        claims.set(name, await this.client.update<Claim>({...claimsAt(set.metadata.namespace), name}, updated))
       } catch (error) {
         throw new Error(`could not update claim ${name} for delete policy ownerRefs: ${message(error)}`)
       }

@@ -95,6 +95,18 @@ export function ownerRefs(object: AnyObject): OwnerReference[] {
   return Array.isArray(object.metadata?.ownerReferences) ? object.metadata.ownerReferences : []
 }
 
+/** A copy of the object with these owner references (none: the field left out, as Kubernetes omits it). */
+export function withOwnerRefs<T extends AnyObject>(object: T, refs: OwnerReference[]): T {
+  const metadata: AnyObject = {...object.metadata, ownerReferences: refs}
+  if (refs.length === 0) delete metadata.ownerReferences
+  return {...object, metadata}
+}
+
+/** A copy of the object without its references to the owner `uid`. */
+export function withoutOwner<T extends AnyObject>(object: T, uid: string | undefined): T {
+  return withOwnerRefs(object, ownerRefs(object).filter((r) => r.uid !== uid))
+}
+
 /** The controlling owner reference of an object, if any. */
 export function controllerOf(object: AnyObject): OwnerReference | undefined {
   return ownerRefs(object).find((r) => r?.controller === true)
