@@ -4,7 +4,7 @@
 // orphans or deletes the set's dependents before the finalizer goes. Every wait is a watch.
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
-import {call, openWatch, type HttpResult} from '../support/http.js'
+import {call, openWatch, waitForCollection, type HttpResult} from '../support/http.js'
 import {runOrch, startOrchServer, type OrchServer} from '../support/server.js'
 import {statefulSet as manifest} from '../support/statefulset.js'
 
@@ -26,27 +26,9 @@ function client(server: () => OrchServer) {
     assert.ok(r.status >= 200 && r.status < 300, `${method} ${path}: ${r.status} ${r.text}`)
     return r.json
   }
-  /** Lists, then watches from the list's resourceVersion until check(items) holds; returns the items. */
-  async function waitUntil(path: string, check: (items: any[]) => boolean, what: string): Promise<any[]> {
-    const list = await ok('GET', path)
-    const state = new Map<string, any>(list.items.map((i: any) => [i.metadata.name, i]))
-    if (check([...state.values()])) return [...state.values()]
-    const stream = await openWatch(server().url, `${path}?watch=1&resourceVersion=${list.metadata.resourceVersion}`)
-    try {
-      for (let seen = 0; ; ) {
-        const events: any[] | undefined = await Promise.race([stream.waitFor(seen + 1), stream.ended.then(() => undefined)])
-        if (!events) assert.fail(`the watch ended while waiting for ${what}`)
-        for (; seen < events.length; seen++) {
-          const {type, object}: {type: string; object: any} = events[seen]
-          if (type === 'DELETED') state.delete(object.metadata.name)
-          else if (type === 'ADDED' || type === 'MODIFIED') state.set(object.metadata.name, object)
-          else assert.fail(`watching for ${what}: ${type} ${JSON.stringify(object)}`)
-        }
-        if (check([...state.values()])) return [...state.values()]
-      }
-    } finally {
-      stream.close()
-    }
+  /** Waits (list, then watch) until check(items) holds; returns the items. */
+  function waitUntil(path: string, check: (items: any[]) => boolean, what: string): Promise<any[]> {
+    return waitForCollection(server().url, path, (items) => check(items) && items, what, 60_000)
   }
   async function namespace(name: string): Promise<string> {
     await ok('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name}})

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import {rmSync} from 'node:fs'
 import {after, before, describe, it} from 'node:test'
 import {hashRevision} from '../../src/controllers/statefulset/utils.js'
-import {call, openWatch, type HttpResult, type WatchStream} from '../support/http.js'
+import {call, openWatch, waitForCollection, type HttpResult, type WatchStream} from '../support/http.js'
 import {startOrchServer, tempDir, type RunningOrch} from '../support/server.js'
 import {statefulSet} from '../support/statefulset.js'
 
@@ -48,37 +48,9 @@ describe('StatefulSet controller', () => {
     return name
   }
 
-  /**
-   * Lists the collection, then watches it from the list's resourceVersion, until check(items) gives a
-   * value (not undefined/false). Fails after timeoutMs with the last state seen.
-   */
-  async function waitUntil<T>(path: string, check: (items: any[]) => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-    const list = await ok('GET', path)
-    const state = new Map<string, any>(list.items.map((i: any) => [i.metadata.name, i]))
-    const first = check([...state.values()])
-    if (first !== undefined && first !== false) return first
-    const stream = await openWatch(base, `${path}${path.includes('?') ? '&' : '?'}watch=1&resourceVersion=${list.metadata.resourceVersion}`)
-    let timer: NodeJS.Timeout | undefined
-    const expired = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))
-    try {
-      for (let seen = 0; ; ) {
-        const events = await Promise.race([stream.waitFor(seen + 1), expired])
-        if (!events) {
-          const summary = [...state.values()].map((o) => ({name: o.metadata.name, status: o.status, labels: o.metadata.labels}))
-          throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(summary)}`)
-        }
-        for (; seen < events.length; seen++) {
-          const event = events[seen]
-          if (event.type === 'DELETED') state.delete(event.object.metadata.name)
-          else if (event.type === 'ADDED' || event.type === 'MODIFIED') state.set(event.object.metadata.name, event.object)
-        }
-        const result = check([...state.values()])
-        if (result !== undefined && result !== false) return result
-      }
-    } finally {
-      clearTimeout(timer)
-      stream.close()
-    }
+  /** waitForCollection on the server the helpers talk to */
+  function waitUntil<T>(path: string, check: (items: any[]) => T | undefined | false, what: string, timeoutMs?: number): Promise<T> {
+    return waitForCollection(base, path, check, what, timeoutMs)
   }
 
   /** Waits until the set's status satisfies the predicate; returns the set. */

@@ -212,3 +212,39 @@ export function openWatch(base: string, path: string, headers: Record<string, st
     req.end()
   })
 }
+
+/**
+ * Lists the collection at `path`, then watches it from the list's resourceVersion, until check(items)
+ * gives a value (not undefined/false), which it returns. Fails at once when the watch ends or sends
+ * an ERROR, and after timeoutMs with the last state seen.
+ */
+export async function waitForCollection<T>(base: string, path: string, check: (items: any[]) => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
+  const list = await call(base, 'GET', path)
+  if (list.status !== 200) throw new Error(`GET ${path}: ${list.status} ${list.text}`)
+  const state = new Map<string, any>(list.json.items.map((i: any) => [i.metadata.name, i]))
+  const first = check([...state.values()])
+  if (first !== undefined && first !== false) return first
+  const stream = await openWatch(base, `${path}${path.includes('?') ? '&' : '?'}watch=1&resourceVersion=${list.json.metadata.resourceVersion}`)
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), timeoutMs)))
+  try {
+    for (let seen = 0; ; ) {
+      const events = await Promise.race([stream.waitFor(seen + 1), expired, stream.ended.then(() => 'ended' as const)])
+      if (!Array.isArray(events)) {
+        const summary = [...state.values()].map((o) => ({name: o.metadata.name, status: o.status, labels: o.metadata.labels}))
+        throw new Error(`${events === 'ended' ? 'the watch ended' : 'timed out'} waiting for ${what}; last seen: ${JSON.stringify(summary)}`)
+      }
+      for (; seen < events.length; seen++) {
+        const {type, object}: {type: string; object: any} = events[seen]
+        if (type === 'DELETED') state.delete(object.metadata.name)
+        else if (type === 'ADDED' || type === 'MODIFIED') state.set(object.metadata.name, object)
+        else if (type === 'ERROR') throw new Error(`watching for ${what}: ${JSON.stringify(object)}`)
+      }
+      const result = check([...state.values()])
+      if (result !== undefined && result !== false) return result
+    }
+  } finally {
+    clearTimeout(timer)
+    stream.close()
+  }
+}
