@@ -1,6 +1,7 @@
 // The node lifecycle controller, run with a short grace period flag instead of waiting 50 s.
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
+import {formatMicroTime} from '../../src/machinery/managed-fields.js'
 import {call, openWatch, type HttpResult} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
 
@@ -83,19 +84,18 @@ describe('node lifecycle controller', () => {
   /** What an agent does while it lives: renews its node's Lease, here every 100 ms, until stopped. */
   async function keepRenewingLease(name: string): Promise<() => Promise<void>> {
     const path = `/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases`
-    const microNow = () => new Date().toISOString().replace('Z', '000Z')
     const created = await api('POST', path, {
       apiVersion: 'coordination.orch.io/v1',
       kind: 'Lease',
       metadata: {name, namespace: 'orch-node-lease'},
-      spec: {holderIdentity: name, leaseDurationSeconds: 40, renewTime: microNow()},
+      spec: {holderIdentity: name, leaseDurationSeconds: 40, renewTime: formatMicroTime(new Date())},
     })
     assert.equal(created.status, 201, created.text)
     let stopped = false
     const renewing = (async () => {
       while (!stopped) {
         await new Promise((resolve) => setTimeout(resolve, 100))
-        const renewed = await api('PATCH', `${path}/${name}`, {spec: {renewTime: microNow()}}, {'Content-Type': 'application/merge-patch+json'})
+        const renewed = await api('PATCH', `${path}/${name}`, {spec: {renewTime: formatMicroTime(new Date())}}, {'Content-Type': 'application/merge-patch+json'})
         assert.equal(renewed.status, 200, renewed.text)
       }
     })()
