@@ -81,12 +81,8 @@ export function runBareServer(pkiDir: string | undefined, durableDir: string | u
         response.writeHead(400).end()
         return
       }
-      if (store) {
-        store.add(request.url ?? '', body, response)
-        return
-      }
-      response.writeHead(201, {'Content-Type': 'application/json', 'Content-Length': body.length})
-      response.end(body)
+      if (store) store.add(request.url ?? '', body, response)
+      else answerCreated(response, body)
     })
   }
   const server = pkiDir
@@ -111,6 +107,12 @@ export function runBareServer(pkiDir: string | undefined, durableDir: string | u
   process.stdin.resume()
 }
 
+/** 201 with the body, as the bare server answers a create */
+function answerCreated(response: ServerResponse, body: Buffer): void {
+  response.writeHead(201, {'Content-Type': 'application/json', 'Content-Length': body.length})
+  response.end(body)
+}
+
 function durableStore(dir: string): {add(path: string, body: Buffer, response: ServerResponse): void} {
   const db = new Database(join(dir, 'bare.db'))
   db.pragma('journal_mode = WAL')
@@ -126,10 +128,7 @@ function durableStore(dir: string): {add(path: string, body: Buffer, response: S
     const batch = pending
     pending = []
     commit(batch)
-    for (const {body, response} of batch) {
-      response.writeHead(201, {'Content-Type': 'application/json', 'Content-Length': body.length})
-      response.end(body)
-    }
+    for (const {body, response} of batch) answerCreated(response, body)
   }
   let sequence = 0
   return {
