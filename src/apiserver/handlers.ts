@@ -18,6 +18,7 @@ import {listMetaOf, listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
 import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
+import {decodeFailure, goDecodeError} from '../machinery/go-json.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
 export const MERGE_PATCH = 'application/merge-patch+json'
@@ -303,6 +304,11 @@ export class ResourceHandler {
       // unknown fields are dropped whatever the mode, as decoding into a typed object does; a patch
       // keeps its $-directives and is only checked
       const isPatch = request.method === 'PATCH'
+      // values of the wrong type are refused as Go's decoder refuses them (a patch: its result, below)
+      if (isObject && !isPatch) {
+        const problem = goDecodeError(decoded, kind.schema, kind.version)
+        if (problem) throw errors.badRequest(decodeFailure(decoded as AnyObject, kind, raw, problem))
+      }
       const unknown = !isObject
         ? []
         : isPatch
@@ -416,7 +422,10 @@ export class ResourceHandler {
     const negotiated = this.negotiate(request, declaration, [])
     dryRunParam(query)
     fieldValidationParam(query)
-    const body = assertBodyObject(decodeBody(await readBody(request), request.headers['content-type'], this.serializers, declaration))
+    const raw = await readBody(request)
+    const body = assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration))
+    const problem = goDecodeError(body, declaration.schema, declaration.version)
+    if (problem) throw errors.badRequest(decodeFailure(body, declaration, raw, problem))
     pruneUnknownFields(body, declaration.schema)
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
     const answer = handler(body, user)
@@ -500,6 +509,8 @@ export class ResourceHandler {
           throw errors.staleResourceVersion(registry.groupResource, info.name)
         }
         registry.checkTypeMeta(patched)
+        const problem = goDecodeError(patched, registry.declaration.schema, registry.declaration.version)
+        if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), message: problem}])
         // what the schema does not know is dropped, as decoding into a typed object does (the body's
         // unknown fields were already warned about, or refused under Strict)
         pruneUnknownFields(patched, registry.declaration.schema)

@@ -193,7 +193,9 @@ export function apply(live: AnyObject | undefined, applied: AnyObject, schema: O
   const invalid = validate(applied, type)
   if (invalid.length > 0) {
     const detail = invalid.length === 1 ? invalid[0] : ['errors:', ...invalid.map((e) => `  ${e}`)].join('\n')
-    throw plainError(`failed to create typed patch object (${describeObject(applied)}): ${detail}`)
+    // Kubernetes answers this one 500 (a plain error), though the fault is the client's; orch answers
+    // 400 with the same text, as kubernetes/kubernetes#139253 asks: bad input is never a 500 here
+    throw errors.badRequest(`failed to create typed patch object (${describeObject(applied)}): ${detail}`)
   }
 
   const id = managerIdentifier({manager: manager || 'unknown', operation: 'Apply', subresource: options.subresource})

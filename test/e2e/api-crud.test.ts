@@ -197,7 +197,7 @@ describe('API core: standard operations', () => {
     for (const metadata of ['"x"', '["a"]', '7']) {
       const result = await api('POST', '/api/v1/namespaces/default/configmaps', `{"apiVersion":"v1","kind":"ConfigMap","metadata":${metadata}}`, {'Content-Type': 'application/json'})
       assertStatus(result, 400, 'BadRequest')
-      assert.match(result.json.message, /cannot unmarshal (string|array|number) into Go struct field \.metadata of type v1\.ObjectMeta/)
+      assert.match(result.json.message, /^ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal (string|array|number) into Go struct field ConfigMap\.metadata of type v1\.ObjectMeta$/)
       const put = await api('PUT', '/api/v1/namespaces/default/configmaps/x', `{"apiVersion":"v1","kind":"ConfigMap","metadata":${metadata}}`, {'Content-Type': 'application/json'})
       assertStatus(put, 400, 'BadRequest')
     }

@@ -1,0 +1,145 @@
+// Bad input: a body whose values have the wrong type for their fields is refused as Kubernetes' decoder
+// refuses it (400 on create and update, 422 on the result of a patch), with nothing stored — never a 500.
+import assert from 'node:assert/strict'
+import {after, before, describe, it} from 'node:test'
+import {allDeclarations, type KindDeclaration, type Schema} from '../../src/api/index.js'
+import {call, type HttpResult} from '../support/http.js'
+import {startOrchServer, type RunningOrch} from '../support/server.js'
+
+/** A JSON value that is never of the schema's type. */
+function wrongValueFor(schema: Schema): unknown {
+  switch (schema.type) {
+    case 'string':
+    case 'time':
+      return 5
+    case 'integer':
+    case 'number':
+    case 'boolean':
+    case 'object':
+    case 'map':
+    case 'quantity':
+      return [1]
+    case 'array':
+      return 'x'
+    case 'int-or-string':
+      return {}
+    case 'raw':
+      return undefined
+  }
+}
+
+function collectionPath(declaration: KindDeclaration): string {
+  const root = declaration.group ? `/apis/${declaration.group}/${declaration.version}` : `/api/${declaration.version}`
+  return declaration.namespaced ? `${root}/namespaces/default/${declaration.resource}` : `${root}/${declaration.resource}`
+}
+
+function apiVersionOf(declaration: KindDeclaration): string {
+  return declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
+}
+
+describe('bad input: values of the wrong type', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  const configmaps = '/api/v1/namespaces/default/configmaps'
+  before(async () => {
+    server = await startOrchServer(['--controllers='])
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+  })
+  after(async () => server.cleanup())
+
+  it('"a Status 4xx saying what is wrong, never a 500, and nothing stored": every field of every kind, sent with a value of another type, is 400', async () => {
+    const creatable = allDeclarations.filter((d) => d.verbs.includes('create'))
+    assert.ok(creatable.length > 10)
+    for (const declaration of creatable) {
+      for (const [field, schema] of Object.entries(declaration.schema.fields)) {
+        if (field === 'metadata' || field === '') continue
+        const wrong = wrongValueFor(schema)
+        if (wrong === undefined) continue
+        const name = `wrong-${field.toLowerCase()}`
+        const body = {apiVersion: apiVersionOf(declaration), kind: declaration.kind, metadata: {name}, [field]: wrong}
+        const result = await api('POST', collectionPath(declaration), body)
+        const where = `${declaration.kind}.${field}`
+        assert.equal(result.status, 400, `${where}: ${result.text}`)
+        assert.equal(result.json.kind, 'Status')
+        assert.match(result.json.message, new RegExp(`^${declaration.kind} in version "${declaration.version}" cannot be handled as a ${declaration.kind}: `), where)
+        if (!declaration.virtual) assert.equal((await api('GET', `${collectionPath(declaration)}/${name}`)).status, 404, where)
+      }
+    }
+  })
+
+  it("a ConfigMap's data value that is not a string is 400 with Go's message, in JSON and in YAML", async () => {
+    const json = await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'n'}, data: {k: 5}})
+    assert.equal(json.status, 400)
+    assert.equal(json.json.reason, 'BadRequest')
+    assert.equal(json.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string')
+    const yaml = await api('POST', configmaps, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: n}\ndata: {k: true}\n', {'Content-Type': 'application/yaml'})
+    assert.equal(yaml.status, 400)
+    assert.match(yaml.text, /cannot unmarshal bool into Go struct field ConfigMap\.data of type string/)
+    assert.equal((await api('GET', `${configmaps}/n`)).status, 404)
+  })
+
+  it('"binaryData ... (base64 in JSON and YAML)": a value that is not standard base64 is 400 (illegal base64 data at input byte N)', async () => {
+    for (const [value, offset] of [['not base64!', 3], ['AAE', 0]] as const) {
+      const result = await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'bin'}, binaryData: {k: value}})
+      assert.equal(result.status, 400, result.text)
+      assert.equal(result.json.message, `ConfigMap in version "v1" cannot be handled as a ConfigMap: illegal base64 data at input byte ${offset}`)
+    }
+    assert.equal((await api('GET', `${configmaps}/bin`)).status, 404)
+    const good = await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'bin'}, binaryData: {k: 'aGVsbG8='}})
+    assert.equal(good.status, 201, good.text)
+  })
+
+  it('labels that are not strings, a bad time, a bool given as a string: 400, never a 500', async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{labels: {a: 1}}, /Go struct field ObjectMeta\.metadata\.labels of type string/],
+      [{annotations: 'x'}, /Go struct field ObjectMeta\.metadata\.annotations of type map\[string\]string/],
+      [{creationTimestamp: 'yesterday'}, /parsing time "yesterday"/],
+      [{ownerReferences: [{apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u', controller: 'yes'}]}, /OwnerReference\.metadata\.ownerReferences\.controller of type bool/],
+      [{finalizers: 'x'}, /ObjectMeta\.metadata\.finalizers of type \[\]string/],
+    ]
+    for (const [metadata, message] of cases) {
+      const result = await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'meta', ...metadata}})
+      assert.equal(result.status, 400, result.text)
+      assert.match(result.json.message, message)
+    }
+    assert.equal((await api('GET', `${configmaps}/meta`)).status, 404)
+  })
+
+  it('an update with a value of the wrong type is 400 and the stored object is unchanged', async () => {
+    const live = (await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'upd'}, data: {a: '1'}})).json
+    const result = await api('PUT', `${configmaps}/upd`, {...live, data: {a: 2}})
+    assert.equal(result.status, 400, result.text)
+    const after = (await api('GET', `${configmaps}/upd`)).json
+    assert.deepEqual(after.data, {a: '1'})
+    assert.equal(after.metadata.resourceVersion, live.metadata.resourceVersion)
+  })
+
+  it('a merge, strategic or JSON patch whose result has a value of the wrong type is 422 on field "patch", nothing changed', async () => {
+    const live = (await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'pat'}, data: {a: '1'}})).json
+    const patches: [string, unknown][] = [
+      ['application/merge-patch+json', {data: {a: true}}],
+      ['application/strategic-merge-patch+json', {metadata: {labels: {x: 1}}}],
+      ['application/json-patch+json', [{op: 'add', path: '/immutable', value: 'yes'}]],
+    ]
+    for (const [contentType, patch] of patches) {
+      const result = await api('PATCH', `${configmaps}/pat`, patch, {'Content-Type': contentType})
+      assert.equal(result.status, 422, `${contentType}: ${result.text}`)
+      assert.equal(result.json.reason, 'Invalid')
+      assert.equal(result.json.details.causes[0].field, 'patch')
+      assert.match(result.json.details.causes[0].message, /json: cannot unmarshal/)
+    }
+    assert.equal((await api('GET', `${configmaps}/pat`)).json.metadata.resourceVersion, live.metadata.resourceVersion)
+  })
+
+  it('server-side apply of a configuration with a value of the wrong type is 400 (not the 500 Kubernetes answers)', async () => {
+    const result = await api(
+      'PATCH',
+      `${configmaps}/ssa?fieldManager=test`,
+      {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'ssa'}, data: {a: 7}},
+      {'Content-Type': 'application/apply-patch+yaml'},
+    )
+    assert.equal(result.status, 400, result.text)
+    assert.match(result.json.message, /failed to create typed patch object .*\.data\.a: expected string, got 7/)
+    assert.equal((await api('GET', `${configmaps}/ssa`)).status, 404)
+  })
+})
