@@ -110,6 +110,9 @@ export interface RequestContext {
   warnings?: string[]
   /** the write's field manager, as the request named it */
   fieldManager?: string
+  /** an update or apply that finds no object and creates it must also be allowed to create (throws
+   *  the 403 when not), as Kubernetes' withAuthorization asks the authorizer on create-on-update */
+  authorizeCreate?(): void
 }
 
 export interface SubresourceDeclaration {

@@ -18,6 +18,7 @@ import {listMetaOf, listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
 import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
+import type {RequestAuthorizer} from './authorize.js'
 import {decodeFailure, goDecodeError} from '../machinery/go-json.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
@@ -41,6 +42,8 @@ export interface HandlerOptions {
   agentCredentials?: () => AgentCredentials | undefined
   /** aborted when the server shuts down: open watches end */
   shutdown?: AbortSignal
+  /** the server's authorization of a request (a PUT or apply that creates is asked again as create) */
+  authorizeRequest?: RequestAuthorizer
 }
 
 /** Answers a POST of a virtual kind: the review with its status filled in. */
@@ -179,6 +182,10 @@ export class ResourceHandler {
       audit,
       warnings,
       fieldManager,
+      authorizeCreate: () => {
+        const denied = user && this.options.authorizeRequest?.(user, {...info, verb: 'create'})
+        if (denied) throw denied
+      },
     }
   }
 

@@ -318,6 +318,7 @@ export class ResourceRegistry {
       if (!current) {
         if (subresource || !this.declaration.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name)
         if (precondition) throw errors.notFound(this.groupResource, name)
+        options.context.authorizeCreate?.()
         const object = await this.create(namespace, {...body, metadata: {...meta, name}}, options).catch((error) => {
           // a concurrent create: go round again as an update
           if ((error as {reason?: string}).reason === 'AlreadyExists') return undefined

@@ -151,6 +151,7 @@ export class ApiServer {
       virtualKinds: virtualKindHandlers({authorizer: this.authorizer, authenticator: options.authenticator}),
       agentCredentials: options.agentCredentials,
       shutdown: this.shuttingDown.signal,
+      authorizeRequest: this.authorizeRequest,
     })
     // every open watch listens for the shutdown
     setMaxListeners(0, this.shuttingDown.signal)

@@ -107,6 +107,49 @@ describe('authorization', () => {
     assert.equal((await call(server.url, 'POST', tokenReviews, {apiVersion: 'authentication.orch.io/v1', kind: 'TokenReview', spec: {token: JANE}}, {}, {as: {token: JANE}})).status, 403)
   })
 
+  it('"A PUT is classified internally as create or update according to whether the object exists": a PUT or an apply that creates needs create permission too', async () => {
+    const as: Caller = {token: JANE}
+    const rbac = '/apis/rbac.orch.io/v1/namespaces/default'
+    const leases = '/apis/coordination.orch.io/v1/namespaces/default/leases'
+    const role = (verbs: string[]) => ({
+      apiVersion: 'rbac.orch.io/v1',
+      kind: 'Role',
+      metadata: {name: 'lease-writer'},
+      rules: [{apiGroups: ['coordination.orch.io'], resources: ['leases'], verbs}],
+    })
+    assert.equal((await call(server.url, 'POST', `${rbac}/roles`, role(['get', 'update', 'patch']))).status, 201)
+    const binding = {
+      apiVersion: 'rbac.orch.io/v1',
+      kind: 'RoleBinding',
+      metadata: {name: 'lease-writer'},
+      roleRef: {apiGroup: 'rbac.orch.io', kind: 'Role', name: 'lease-writer'},
+      subjects: [{apiGroup: 'rbac.orch.io', kind: 'User', name: 'jane'}],
+    }
+    assert.equal((await call(server.url, 'POST', `${rbac}/rolebindings`, binding)).status, 201)
+    const lease = (name: string) => ({apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: {name}, spec: {holderIdentity: 'jane'}})
+    const put = () => call(server.url, 'PUT', `${leases}/jane-put`, lease('jane-put'), {}, {as})
+    const applied = () => call(server.url, 'PATCH', `${leases}/jane-apply?fieldManager=jane`, lease('jane-apply'), {'Content-Type': 'application/apply-patch+yaml'}, {as})
+    // the role reaches the authorizer through its watch: wait until jane may get
+    await until('the role to apply', async () => (await call(server.url, 'GET', `${leases}/none`, undefined, {}, {as})).status === 404)
+    const refusedPut = await put()
+    assert.equal(refusedPut.status, 403, refusedPut.text)
+    assert.equal(refusedPut.json.message, 'leases.coordination.orch.io "jane-put" is forbidden: User "jane" cannot create resource "leases" in API group "coordination.orch.io" in the namespace "default"')
+    const refusedApply = await applied()
+    assert.equal(refusedApply.status, 403, refusedApply.text)
+    assert.match(refusedApply.json.message, /User "jane" cannot create resource "leases"/)
+    for (const name of ['jane-put', 'jane-apply']) assert.equal((await call(server.url, 'GET', `${leases}/${name}`)).status, 404)
+    // with create granted both create; an update of an existing object still needs update alone
+    const setVerbs = async (verbs: string[]) =>
+      assert.equal((await call(server.url, 'PATCH', `${rbac}/roles/lease-writer`, {rules: role(verbs).rules}, {'Content-Type': 'application/merge-patch+json'})).status, 200)
+    await setVerbs(['get', 'update', 'patch', 'create'])
+    await until('create to be granted', async () => (await put()).status === 201)
+    assert.equal((await applied()).status, 201)
+    await setVerbs(['get', 'update', 'patch'])
+    await until('create to be withdrawn', async () => (await call(server.url, 'PUT', `${leases}/jane-other`, lease('jane-other'), {}, {as})).status === 403)
+    const live = (await call(server.url, 'GET', `${leases}/jane-put`, undefined, {}, {as})).json
+    assert.equal((await call(server.url, 'PUT', `${leases}/jane-put`, {...live, spec: {holderIdentity: 'jane-2'}}, {}, {as})).status, 200)
+  })
+
   it('the Node authorizer: an agent writes its own Node status and Lease, not another node\'s', async () => {
     const own = await call(server.url, 'PATCH', '/api/v1/nodes/node-a/status', {status: {phase: 'Running'}}, {'Content-Type': 'application/merge-patch+json'}, {as: nodeA})
     assert.equal(own.status, 200, own.text)
