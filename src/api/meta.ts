@@ -100,3 +100,21 @@ export const condition: ObjectSchema = {
 export function conditionList(proto: number, item: ObjectSchema = condition): Field & ArraySchema {
   return {type: 'array', items: item, proto, patchMergeKey: 'type', patchStrategy: 'merge', listType: 'map', listMapKeys: ['type']}
 }
+
+export const deleteOptions: ObjectSchema = {
+  type: 'object',
+  name: 'DeleteOptions',
+  fields: {
+    gracePeriodSeconds: {type: 'integer', format: 'int64', proto: 1},
+    preconditions: {
+      type: 'object',
+      name: 'Preconditions',
+      proto: 2,
+      fields: {uid: {type: 'string', proto: 1}, resourceVersion: {type: 'string', proto: 2}},
+    },
+    orphanDependents: {type: 'boolean', proto: 3},
+    propagationPolicy: {type: 'string', proto: 4},
+    dryRun: {type: 'array', items: {type: 'string'}, proto: 5},
+    ignoreStoreReadErrorWithClusterBreakingPotential: {type: 'boolean', proto: 6},
+  },
+}

@@ -1,6 +1,6 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
-import {bindingRejection, pod, podBinding, validateBinding} from '../api/core/pod.js'
+import {pod, podBinding, podEviction} from '../api/core/pod.js'
 import type {AnyObject, FieldError, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
@@ -20,6 +20,8 @@ import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 import type {RequestAuthorizer} from './authorize.js'
 import {decodeFailure, goDecodeError} from '../machinery/go-json.js'
+import {checkDeleteOptionsType, deleteOptionsOf, validateDeleteOptions} from './delete-options.js'
+import {bindPod, evictPod} from './pod-subresources.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
 export const MERGE_PATCH = 'application/merge-patch+json'
@@ -337,7 +339,11 @@ export class ResourceHandler {
         await bindPod(registry, info, binding, {dryRun, context})
         return send(response, 201, successStatus(undefined, 201), {serializer: negotiated.serializer, pretty, headers: warningHeaders(), declaration})
       }
-      // pods/eviction is not served yet
+      if (info.subresource === 'eviction' && declaration === pod) {
+        const eviction = assertBodyObject(await decodeChecked(undefined, undefined, podEviction))
+        await evictPod(registry, info, eviction, {dryRun, context})
+        return send(response, 201, successStatus(undefined, 201), {serializer: negotiated.serializer, pretty, headers: warningHeaders(), declaration})
+      }
       if (info.subresource) throw errors.methodNotAllowed()
       const body = assertBodyObject(await decodeChecked())
       if (typeof body.metadata?.name === 'string') annotated[CREATED_NAME] = body.metadata.name
@@ -382,23 +388,12 @@ export class ResourceHandler {
       const raw = await readBody(request)
       const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration)) : {}
       checkDeleteOptionsType(body)
-      const bodyDryRun = Array.isArray(body.dryRun) && body.dryRun.length > 0
-      if (bodyDryRun && !body.dryRun.every((v: unknown) => v === 'All')) {
-        throw errors.invalid({group: 'meta.orch.io', kind: 'DeleteOptions'}, '', [
-          {type: 'FieldValueNotSupported', field: 'dryRun', value: body.dryRun, message: 'supported values: "All"'},
-        ])
-      }
-      const options = {
-        dryRun: dryRun || bodyDryRun,
+      validateDeleteOptions({dryRun: body.dryRun})
+      const options = deleteOptionsOf(
+        body,
+        {dryRun, gracePeriodSeconds: intParam(query, 'gracePeriodSeconds'), propagationPolicy: query.get('propagationPolicy') ?? undefined, orphanDependents: boolParam(query, 'orphanDependents')},
         context,
-        preconditions: body.preconditions,
-        gracePeriodSeconds: intParam(query, 'gracePeriodSeconds') ?? body.gracePeriodSeconds,
-        // where the body says how dependents go, the query's say is not read (Kubernetes reads the body
-        // alone when there is one; orch's client sends preconditions in the body, the rest as query)
-        ...(body.propagationPolicy !== undefined || body.orphanDependents !== undefined
-          ? {propagationPolicy: body.propagationPolicy, orphanDependents: body.orphanDependents}
-          : {propagationPolicy: query.get('propagationPolicy') ?? undefined, orphanDependents: boolParam(query, 'orphanDependents')}),
-      }
+      )
       validateDeleteOptions(options)
       if (verb === 'deletecollection') {
         const status = await registry.deleteCollection(
@@ -541,59 +536,6 @@ function checkTableOptions(view: {as: string} | undefined, includeObject: string
   if (view?.as !== 'Table' || includeObject === undefined || ['', 'None', 'Metadata', 'Object'].includes(includeObject)) return
   const cause = formatFieldError({type: 'FieldValueInvalid', field: 'includeObject', value: includeObject, message: "must be 'Metadata', 'Object', 'None', or empty"})
   throw errors.badRequest(`Unable to convert to Table as requested: ${cause}`)
-}
-
-/** A delete's body is DeleteOptions (its kind may be left out): any other kind is 400, as Kubernetes'
- *  decoder refuses a kind its DeleteOptions scheme does not know. */
-function checkDeleteOptionsType(body: AnyObject): void {
-  // any apiVersion: Kubernetes registers DeleteOptions in every group version (client-go's typed
-  // clients send the resource's, e.g. apps/v1)
-  const kind = body.kind ?? 'DeleteOptions'
-  if (kind !== 'DeleteOptions') {
-    throw errors.badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(body.apiVersion ?? ''))}: the body of a delete is DeleteOptions`)
-  }
-}
-
-/** Kubernetes' ValidateDeleteOptions (the dryRun values are checked where they are read). */
-function validateDeleteOptions(options: {propagationPolicy?: unknown; orphanDependents?: unknown}): void {
-  const causes: FieldError[] = []
-  const policy = options.propagationPolicy
-  if (policy !== undefined && policy !== null) {
-    if (options.orphanDependents !== undefined && options.orphanDependents !== null) {
-      causes.push({type: 'FieldValueInvalid', field: 'propagationPolicy', value: policy, message: 'orphanDependents and deletionPropagation cannot be both set'})
-    }
-    if (policy !== 'Foreground' && policy !== 'Background' && policy !== 'Orphan') {
-      causes.push({type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, message: 'supported values: "Foreground", "Background", "Orphan", "nil"'})
-    }
-  }
-  if (causes.length > 0) throw errors.invalid({group: 'meta.orch.io', kind: 'DeleteOptions'}, '', causes)
-}
-
-/**
- * POST pods/{name}/binding (Kubernetes' BindingREST): the Binding names the pod and a target node;
- * the pod gets spec.nodeName, the binding's annotations and PodScheduled=True, unless it is bound
- * already, being deleted or gated (409), or is not the pod the binding's uid / resourceVersion name.
- */
-async function bindPod(registry: ResourceRegistry, info: ResourceRequest, binding: AnyObject, options: {dryRun: boolean; context: RequestContext}): Promise<void> {
-  if ((binding.metadata?.name ?? '') !== info.name) throw errors.badRequest('name in URL does not match name in Binding object')
-  const causes = validateBinding(binding)
-  if (causes.length > 0) throw errors.invalid({group: '', kind: 'Binding'}, info.name, causes)
-  const {uid, resourceVersion} = binding.metadata ?? {}
-  const bindingResource = {group: '', resource: 'pods/binding'}
-  await registry.guaranteedUpdate(
-    info.namespace,
-    info.name,
-    (current) => {
-      if (uid && uid !== current.metadata?.uid) {
-        throw errors.conflict(registry.groupResource, info.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid}`)
-      }
-      const rejection = bindingRejection(current)
-      if (rejection) throw errors.conflict(bindingResource, info.name, rejection)
-      // the binding is not the client's edit of the pod: no managedFields entry, as in Kubernetes
-      return registry.prepareUpdate(current, binding, 'binding', options)
-    },
-    {dryRun: options.dryRun, precondition: resourceVersion || undefined},
-  )
 }
 
 export type PatchApplier = (request: {

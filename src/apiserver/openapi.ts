@@ -8,8 +8,9 @@
 // x-kubernetes-group-version-kind of a schema) and to see whether PATCH takes `fieldValidation`.
 // The handler must serve JSON.stringify(document) so that the `?hash=` in the v3 index matches (openAPIEtag).
 import {createHash} from 'node:crypto'
-import {listMeta, objectMeta} from '../api/meta.js'
+import {deleteOptions, listMeta, objectMeta} from '../api/meta.js'
 import type {Field, KindDeclaration, ObjectSchema, Schema, SubresourceDeclaration, Verb} from '../api/types.js'
+import {podEviction} from '../api/core/pod.js'
 import {KUBERNETES_MAJOR, KUBERNETES_MINOR, servedGroups} from './discovery.js'
 
 export type Json = Record<string, any>
@@ -107,16 +108,6 @@ const statusSchema: ObjectSchema = {
     details: {...statusDetails, proto: 5, structType: 'atomic'}, code: i32(6),
   },
 }
-const deleteOptions: ObjectSchema = {
-  type: 'object',
-  name: 'DeleteOptions',
-  fields: {
-    gracePeriodSeconds: i64(1),
-    preconditions: {type: 'object', name: 'Preconditions', fields: {uid: s('string', 1), resourceVersion: s('string', 2)}, proto: 2},
-    orphanDependents: s('boolean', 3), propagationPolicy: s('string', 4), dryRun: strings(5),
-    ignoreStoreReadErrorWithClusterBreakingPotential: s('boolean', 6),
-  },
-}
 const watchEvent: ObjectSchema = {
   type: 'object',
   name: 'WatchEvent',
@@ -162,7 +153,7 @@ const objectReference: ObjectSchema = {
 const SUBRESOURCE_KINDS: Record<string, ObjectSchema> = {
   'autoscaling/v1/Scale': scaleSchema,
   '/v1/Binding': {type: 'object', name: 'Binding', fields: {metadata: {...objectMeta, proto: 1}, target: {...objectReference, proto: 2, required: true}}},
-  'policy/v1/Eviction': {type: 'object', name: 'Eviction', fields: {metadata: {...objectMeta, proto: 1}, deleteOptions: {...deleteOptions, proto: 2}}},
+  'policy/v1/Eviction': podEviction.schema,
 }
 
 const TYPE_META = {

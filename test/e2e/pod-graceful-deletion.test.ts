@@ -53,4 +53,45 @@ describe('graceful pod deletion', () => {
     assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/done')).json.kind, 'Pod')
     assert.equal((await api('GET', '/api/v1/namespaces/default/pods/done')).status, 404)
   })
+
+  const eviction = (name: string, deleteOptions?: unknown): unknown => ({apiVersion: 'policy/v1', kind: 'Eviction', metadata: {name}, deleteOptions})
+
+  it('"the eviction subresource of a Pod" (a virtual type): POST pods/{name}/eviction deletes the pod gracefully and answers 201 Success', async () => {
+    assert.equal((await api('POST', '/api/v1/namespaces/default/pods', pod('evicted', 'node-x', 30))).status, 201)
+    const result = await api('POST', '/api/v1/namespaces/default/pods/evicted/eviction', eviction('evicted'))
+    assert.equal(result.status, 201, result.text)
+    assert.equal(result.json.kind, 'Status')
+    assert.equal(result.json.status, 'Success')
+    // a pod on a node goes through graceful deletion, as a DELETE would send it
+    const marked = (await api('GET', '/api/v1/namespaces/default/pods/evicted')).json
+    assert.ok(marked.metadata.deletionTimestamp)
+    assert.equal(marked.metadata.deletionGracePeriodSeconds, 30)
+    // the eviction's deleteOptions are used: grace 0 removes it
+    assert.equal((await api('POST', '/api/v1/namespaces/default/pods/evicted/eviction', eviction('evicted', {gracePeriodSeconds: 0}))).status, 201)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/pods/evicted')).status, 404)
+  })
+
+  it('an eviction with dryRun, a stale precondition, another name, a bad policy or for a missing pod changes nothing', async () => {
+    assert.equal((await api('POST', '/api/v1/namespaces/default/pods', pod('kept'))).status, 201)
+    const dry = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction?dryRun=All', eviction('kept'))
+    assert.equal(dry.status, 201, dry.text)
+    const stale = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('kept', {preconditions: {uid: 'not-the-uid'}}))
+    assert.equal(stale.status, 409, stale.text)
+    const otherName = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('other'))
+    assert.equal(otherName.status, 400)
+    assert.equal(otherName.json.message, 'name in URL does not match name in Eviction object')
+    const badPolicy = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('kept', {propagationPolicy: 'Sometimes'}))
+    assert.equal(badPolicy.status, 422)
+    assert.match(badPolicy.json.message, /^Eviction\.policy "kept" is invalid: propagationPolicy: Unsupported value: "Sometimes"/)
+    const wrongType = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('kept', {gracePeriodSeconds: 'soon'}))
+    assert.equal(wrongType.status, 400)
+    assert.match(wrongType.json.message, /cannot unmarshal string into Go struct field DeleteOptions\.deleteOptions\.gracePeriodSeconds of type int64/)
+    // (the scheduler may have written the pod's status meanwhile; nothing deleted or marked it)
+    const live = await api('GET', '/api/v1/namespaces/default/pods/kept')
+    assert.equal(live.status, 200)
+    assert.equal(live.json.metadata.deletionTimestamp, undefined)
+    const missing = await api('POST', '/api/v1/namespaces/default/pods/nothing/eviction', eviction('nothing'))
+    assert.equal(missing.status, 404)
+    assert.equal(missing.json.message, 'pods "nothing" not found')
+  })
 })

@@ -1,6 +1,6 @@
 // Pod (v1, namespaced): the spec is PodSpec (pod-spec.ts); status, defaults and kubectl's columns here.
 import {age, ageColumn} from '../columns.js'
-import {objectMeta} from '../meta.js'
+import {deleteOptions, objectMeta} from '../meta.js'
 import type {AnyObject, FieldError, KindDeclaration, ObjectSchema, TableColumn} from '../types.js'
 import {resourceRequirements} from './container.js'
 import {objectReference} from './event.js'
@@ -208,6 +208,22 @@ export const podBinding: KindDeclaration = {
     type: 'object',
     name: 'Binding',
     fields: {metadata: {...objectMeta, proto: 1}, target: {...objectReference, proto: 2, required: true}},
+  },
+}
+
+/** The body of POST pods/{name}/eviction (policy/v1, as kubectl drain sends it). */
+export const podEviction: KindDeclaration = {
+  group: 'policy',
+  version: 'v1',
+  kind: 'Eviction',
+  resource: 'evictions',
+  singular: 'eviction',
+  namespaced: true,
+  verbs: ['create'],
+  schema: {
+    type: 'object',
+    name: 'Eviction',
+    fields: {metadata: {...objectMeta, proto: 1}, deleteOptions: {...deleteOptions, proto: 2}},
   },
 }
 

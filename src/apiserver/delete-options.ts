@@ -1,0 +1,59 @@
+// DeleteOptions, as a DELETE or an eviction carries them: their kind, dryRun values, the propagation
+// policy (Kubernetes' ValidateDeleteOptions), and where each is read from (body or query).
+import type {AnyObject, FieldError, RequestContext} from '../api/types.js'
+import {errors} from '../machinery/status.js'
+import type {DeleteOptions} from './registry.js'
+
+/** A delete's body is DeleteOptions (its kind may be left out): any other kind is 400, as Kubernetes'
+ *  decoder refuses a kind its DeleteOptions scheme does not know. */
+export function checkDeleteOptionsType(body: AnyObject): void {
+  // any apiVersion: Kubernetes registers DeleteOptions in every group version (client-go's typed
+  // clients send the resource's, e.g. apps/v1)
+  const kind = body.kind ?? 'DeleteOptions'
+  if (kind !== 'DeleteOptions') {
+    throw errors.badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(body.apiVersion ?? ''))}: the body of a delete is DeleteOptions`)
+  }
+}
+
+/** Kubernetes' ValidateDeleteOptions: dryRun holds only "All"; a propagation policy is one of the three
+ *  and not given together with orphanDependents. `kind` names what is invalid (DeleteOptions, Eviction). */
+export function validateDeleteOptions(options: {dryRun?: unknown; propagationPolicy?: unknown; orphanDependents?: unknown}, kind = {group: 'meta.orch.io', kind: 'DeleteOptions'}, name = ''): void {
+  const causes: FieldError[] = []
+  if (Array.isArray(options.dryRun) && !options.dryRun.every((v: unknown) => v === 'All')) {
+    causes.push({type: 'FieldValueNotSupported', field: 'dryRun', value: options.dryRun, message: 'supported values: "All"'})
+  }
+  const policy = options.propagationPolicy
+  if (policy !== undefined && policy !== null) {
+    if (options.orphanDependents !== undefined && options.orphanDependents !== null) {
+      causes.push({type: 'FieldValueInvalid', field: 'propagationPolicy', value: policy, message: 'orphanDependents and deletionPropagation cannot be both set'})
+    }
+    if (policy !== 'Foreground' && policy !== 'Background' && policy !== 'Orphan') {
+      causes.push({type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, message: 'supported values: "Foreground", "Background", "Orphan", "nil"'})
+    }
+  }
+  if (causes.length > 0) throw errors.invalid(kind, name, causes)
+}
+
+/** What the query of a DELETE says, read only where the body does not. */
+export interface QueryDeleteOptions {
+  dryRun: boolean
+  gracePeriodSeconds?: number
+  propagationPolicy?: string
+  orphanDependents?: boolean
+}
+
+/** The registry's DeleteOptions from a body of DeleteOptions (possibly empty) and the query's. */
+export function deleteOptionsOf(body: AnyObject, query: QueryDeleteOptions, context: RequestContext): DeleteOptions {
+  const options = {
+    dryRun: query.dryRun || (Array.isArray(body.dryRun) && body.dryRun.length > 0),
+    context,
+    preconditions: body.preconditions,
+    gracePeriodSeconds: query.gracePeriodSeconds ?? body.gracePeriodSeconds,
+    // where the body says how dependents go, the query's say is not read (Kubernetes reads the body
+    // alone when there is one; orch's client sends preconditions in the body, the rest as query)
+    ...(body.propagationPolicy !== undefined || body.orphanDependents !== undefined
+      ? {propagationPolicy: body.propagationPolicy, orphanDependents: body.orphanDependents}
+      : {propagationPolicy: query.propagationPolicy, orphanDependents: query.orphanDependents}),
+  }
+  return options
+}
