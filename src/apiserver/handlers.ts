@@ -1,7 +1,7 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {pod, podBinding, podEviction} from '../api/core/pod.js'
-import type {AnyObject, FieldError, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
+import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'

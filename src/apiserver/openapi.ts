@@ -88,7 +88,6 @@ export function definitionName(gvk: GVK): string {
 
 const s = (type: 'string' | 'boolean', proto: number): Field => ({type, proto})
 const i32 = (proto: number): Field => ({type: 'integer', format: 'int32', proto})
-const i64 = (proto: number): Field => ({type: 'integer', format: 'int64', proto})
 const strings = (proto: number): Field => ({type: 'array', items: {type: 'string'}, proto, listType: 'atomic'})
 
 const statusCause: ObjectSchema = {type: 'object', name: 'StatusCause', fields: {reason: s('string', 1), message: s('string', 2), field: s('string', 3)}}
