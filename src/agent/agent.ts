@@ -66,6 +66,10 @@ export interface AgentSettings {
   failSwapOn: boolean
   swapBehavior: 'NoSwap' | 'LimitedSwap'
   seccompDefault: boolean
+  /** pull one image at a time (a queue shared by all pods); false: in parallel */
+  serializeImagePulls: boolean
+  /** the kubelet's syncFrequency: the sync loop is unhealthy after max(2 × it, 5 min) without a round */
+  syncFrequencyMs: number
   clusterDNS: string[]
   clusterDomain: string
   relistPeriodMs: number
@@ -85,8 +89,27 @@ export function gateEnabled(settings: AgentSettings, gate: FeatureName): boolean
   return settings.featureGates[gate] ?? defaultGates()[gate]
 }
 
-/** The directories of `{root}` (the seed's table of the agent's local files). */
-export const ROOT_DIRS = ['pki', 'pods', 'checkpoints', 'seccomp', 'plugins', 'plugins_registry', 'device-plugins', 'pod-resources', 'image_manager/pulling', 'image_manager/pulled']
+/** The kubelet's SyncLoopHealthCheck: the loop is stuck after max(2 × syncFrequency, 5 minutes) without a round. */
+export function syncLoopMaxAgeMs(syncFrequencyMs: number): number {
+  return Math.max(2 * syncFrequencyMs, 5 * 60_000)
+}
+
+/**
+ * Whether the pod-info gRPC socket is served: gate PodsAPI (alpha, off by default), and only on
+ * Linux (the seed: "not supported on non-Linux nodes"). `reason` says why not.
+ */
+export function podInfoSupport(settings: AgentSettings, platform: NodeJS.Platform): {serve: boolean; reason?: string} {
+  if (!gateEnabled(settings, 'PodsAPI')) return {serve: false, reason: 'gate PodsAPI is disabled'}
+  if (platform !== 'linux') return {serve: false, reason: `not supported on non-Linux nodes (this node is ${platform})`}
+  return {serve: true}
+}
+
+/**
+ * The directories of `{root}` (the seed's table of the agent's local files). `image_manager/{pulling,pulled}`
+ * come with gate KubeletEnsureSecretPulledImages and the pod resource state files with
+ * InPlacePodVerticalScaling (both made by the pod manager).
+ */
+export const ROOT_DIRS = ['pki', 'pods', 'checkpoints', 'seccomp', 'plugins', 'plugins_registry', 'device-plugins', 'pod-resources']
 
 export class Agent {
   private lock: AgentLock | undefined
@@ -111,8 +134,16 @@ export class Agent {
     private readonly logger: Logger,
     private readonly env: NodeJS.ProcessEnv = process.env,
     /** readings of the host (replaceable to test what the agent does with them) */
-    private readonly host: {swapEnabled: () => boolean} = {swapEnabled},
+    private readonly host: {swapEnabled: () => boolean; platform?: NodeJS.Platform} = {swapEnabled},
   ) {}
+
+  /**
+   * The agent's health, as the kubelet's watchdog checks it: a problem, or undefined when healthy.
+   * The check is the kubelet's "syncloop": the pod manager's sync loop began a round recently.
+   */
+  healthProblem(): string | undefined {
+    return this.pods?.syncLoopProblem(syncLoopMaxAgeMs(this.settings.syncFrequencyMs))
+  }
 
   get standalone(): boolean {
     return this.client === undefined
@@ -138,7 +169,7 @@ export class Agent {
       else this.port = s.port
       if (this.client && s.registerNode) await this.startNode()
       await this.startPods()
-      this.notifier = startNotifier(this.env, this.logger)
+      this.notifier = startNotifier(this.env, this.logger, {watchdog: gateEnabled(s, 'SystemdWatchdog'), healthCheck: () => this.healthProblem()})
       await this.notifier?.ready()
       this.logger.info('agent started', {node: s.nodeName, mode: this.standalone ? 'standalone' : 'cluster', runtime: this.cri!.endpoint})
     } catch (error) {
@@ -199,6 +230,9 @@ export class Agent {
       nodeName: s.nodeName,
       relistPeriodMs: s.relistPeriodMs,
       swapBehavior: s.swapBehavior,
+      serializeImagePulls: s.serializeImagePulls,
+      imagePullRecords: gateEnabled(s, 'KubeletEnsureSecretPulledImages'),
+      podResourceState: gateEnabled(s, 'InPlacePodVerticalScaling'),
       seccompDefault: s.seccompDefault,
       clusterDNS: s.clusterDNS,
       clusterDomain: s.clusterDomain,
@@ -209,7 +243,9 @@ export class Agent {
       onTerminated: (pod: AnyObject) =>
         void this.apiPods?.terminated(pod).catch((error) => this.logger.warn('could not delete a terminated pod', {pod: pod.metadata?.name, error: (error as Error).message})),
     })
-    if (gateEnabled(s, 'PodsAPI')) {
+    const podInfo = podInfoSupport(s, this.host.platform ?? process.platform)
+    if (!podInfo.serve && gateEnabled(s, 'PodsAPI')) this.logger.warn(`pod-info gRPC socket not started: ${podInfo.reason}`, {socket: join(s.rootDir, 'pods', 'agent.sock')})
+    if (podInfo.serve) {
       // served from the start: until the runtime is reconciled and every source has delivered its
       // pods once (the kubelet's "sources ready"), each call is FAILED_PRECONDITION
       const pods = this.pods

@@ -1,8 +1,9 @@
 // Readings of the host the agent runs on: identity (machine id, boot id, OS image, kernel), addresses,
 // capacity (CPUs, memory, swap) and the pressure signals behind the node's MemoryPressure,
 // DiskPressure and PIDPressure conditions. Everything is read from /proc, /sys and /etc at call time.
-import {readFileSync, statfsSync} from 'node:fs'
+import {existsSync, readFileSync, statfsSync} from 'node:fs'
 import {arch, cpus, hostname, networkInterfaces, platform, release, totalmem} from 'node:os'
+import {join} from 'node:path'
 
 function readTrimmed(path: string): string | undefined {
   try {
@@ -100,6 +101,34 @@ export function hostCapacity(rootDir: string): HostCapacity {
 /** Is swap on? (SwapTotal > 0, as the kubelet reads /proc/swaps.) */
 export function swapEnabled(meminfo = readMeminfo()): boolean {
   return (meminfo.SwapTotal ?? 0) > 0
+}
+
+/** statfs type of a cgroup2 mount (CGROUP2_SUPER_MAGIC) */
+const CGROUP2_SUPER_MAGIC = 0x63677270
+
+export interface CgroupReading {
+  /** /sys/fs/cgroup is the unified (v2) hierarchy */
+  v2: boolean
+  /** swap can be limited: memory.swap.max in our own v2 cgroup, or memory.memsw.limit_in_bytes on v1 */
+  swapController: boolean
+}
+
+/** The cgroup mode and swap controller, read as the kubelet reads them (isCgroup2UnifiedMode, swapControllerAvailable). */
+export function cgroupReading(): CgroupReading {
+  let v2 = false
+  try {
+    v2 = statfsSync('/sys/fs/cgroup').type === CGROUP2_SUPER_MAGIC
+  } catch {
+    v2 = false
+  }
+  let probe = '/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes'
+  if (v2) {
+    // memory.swap.max does not exist in the root cgroup: look in our own (the `0::<path>` line)
+    const self = /^0::(.*)$/m.exec(readTrimmed('/proc/self/cgroup') ?? '')?.[1]
+    if (self === undefined) return {v2, swapController: false}
+    probe = join('/sys/fs/cgroup', self, 'memory.swap.max')
+  }
+  return {v2, swapController: existsSync(probe)}
 }
 
 export interface PressureReading {

@@ -132,6 +132,8 @@ export function settingsFrom(config: AgentConfiguration, flags: AgentFlags, vers
     failSwapOn: config.failSwapOn,
     swapBehavior: config.memorySwap.swapBehavior,
     seccompDefault: config.seccompDefault,
+    serializeImagePulls: config.serializeImagePulls,
+    syncFrequencyMs: parseDuration(config.syncFrequency),
     clusterDNS: config.clusterDNS,
     clusterDomain: config.clusterDomain,
     relistPeriodMs: parseDuration(flags['relist-period']),

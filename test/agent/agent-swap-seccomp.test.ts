@@ -1,6 +1,7 @@
 // Swap behaviour and seccomp choices as the agent applies them: the refusal to start with swap on,
-// the swap limits of NoSwap and LimitedSwap in the CRI container configuration, and the seed's
-// seccomp precedence rules.
+// the swap limits of NoSwap and LimitedSwap in the CRI container configuration (the kubelet's rules:
+// memory.swap.max on cgroup v2, memory+swap = memory on v1, swap only for Burstable pods), and the
+// seed's seccomp precedence rules.
 import assert from 'node:assert/strict'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -16,13 +17,15 @@ const dir = mkdtempSync(join(tmpdir(), 'orch-agent-swap-'))
 after(() => rmSync(dir, {recursive: true, force: true}))
 const GiB = 1024 ** 3
 
-const context = (swapBehavior: 'NoSwap' | 'LimitedSwap'): ConfigContext => ({
+const context = (swapBehavior: 'NoSwap' | 'LimitedSwap', cgroups: {cgroupV2?: boolean; swapControllerAvailable?: boolean} = {}): ConfigContext => ({
   rootDir: dir,
   nodeName: 'n',
   hostIP: '10.0.0.1',
   swapBehavior,
   memoryBytes: 8 * GiB,
   swapBytes: 2 * GiB,
+  cgroupV2: cgroups.cgroupV2 ?? true,
+  swapControllerAvailable: cgroups.swapControllerAvailable ?? true,
   seccompDefault: false,
   clusterDNS: [],
   clusterDomain: '',
@@ -41,16 +44,66 @@ describe('swap behaviour on nodes', () => {
     await allowed.stop()
   })
 
-  it('NoSwap (default): workloads running as pods cannot use swap (swap limit = memory limit)', () => {
-    const config = containerConfig(pod([{name: 'c', image: 'i', resources: {limits: {memory: '2Gi'}, requests: {memory: '1Gi'}}}]), {name: 'c', image: 'i', resources: {limits: {memory: '2Gi'}, requests: {memory: '1Gi'}}}, 'app', 0, context('NoSwap'))
-    assert.equal(config.linux!.resources!.memoryLimitInBytes, 2 * GiB)
-    assert.equal(config.linux!.resources!.memorySwapLimitInBytes, 2 * GiB)
+  // the CRI resources of the first container of a pod (the kubelet's swap rules are per container)
+  const resourcesOf = (p: any, ctx: ConfigContext, index = 0): any => containerConfig(p, p.spec.containers[index], 'app', 0, ctx).linux!.resources!
+  const container = (name: string, requests?: object, limits?: object): object => ({name, image: 'i', resources: {...(requests ? {requests} : {}), ...(limits ? {limits} : {})}})
+  const burstable = (): any => pod([container('c', {memory: '1Gi'}, {memory: '2Gi'})])
+
+  it('`NoSwap` (default): workloads running as pods cannot use swap — memory.swap.max 0 for every container, whatever its limits (cgroup v2)', () => {
+    const cases = {
+      'no resources at all (BestEffort)': pod([container('c')]),
+      'a memory request but no limit': pod([container('c', {memory: '1Gi'})]),
+      'a cpu limit only': pod([container('c', undefined, {cpu: '1'})]),
+      'request below limit (Burstable)': burstable(),
+      'request = limit (Guaranteed)': pod([container('c', {memory: '1Gi', cpu: '1'}, {memory: '1Gi', cpu: '1'})]),
+    }
+    for (const [what, p] of Object.entries(cases)) {
+      const resources = resourcesOf(p, context('NoSwap'))
+      assert.deepEqual(resources.unified, {'memory.swap.max': '0'}, what)
+      assert.equal(resources.memorySwapLimitInBytes, undefined, what)
+    }
+    assert.equal(resourcesOf(burstable(), context('NoSwap')).memoryLimitInBytes, 2 * GiB)
   })
 
-  it('LimitedSwap: workloads may use swap; the amount per pod is determined automatically (request / node memory x swap)', () => {
-    const spec = {name: 'c', image: 'i', resources: {limits: {memory: '2Gi'}, requests: {memory: '1Gi'}}}
-    const config = containerConfig(pod([spec]), spec, 'app', 0, context('LimitedSwap'))
-    assert.equal(config.linux!.resources!.memorySwapLimitInBytes, 2 * GiB + GiB / 4)
+  it('`NoSwap` (default): workloads running as pods cannot use swap — on cgroup v1 the memory+swap limit is the memory limit, as the kubelet sets it', () => {
+    const v1 = context('NoSwap', {cgroupV2: false})
+    const limited = resourcesOf(burstable(), v1)
+    assert.equal(limited.memorySwapLimitInBytes, 2 * GiB)
+    assert.equal(limited.unified, undefined, 'no cgroup v2 files on a v1 host')
+    // without a memory limit there is nothing v1 can cap (the kubelet writes 0, which the runtime ignores)
+    assert.equal(resourcesOf(pod([container('c')]), v1).memorySwapLimitInBytes, 0)
+    // LimitedSwap needs cgroup v2: on v1 every container is NoSwap
+    assert.equal(resourcesOf(burstable(), context('LimitedSwap', {cgroupV2: false})).memorySwapLimitInBytes, 2 * GiB)
+    // no swap controller: the kubelet leaves swap alone
+    const none = resourcesOf(burstable(), context('NoSwap', {swapControllerAvailable: false}))
+    assert.equal(none.memorySwapLimitInBytes, undefined)
+    assert.equal(none.unified, undefined)
+  })
+
+  it('`LimitedSwap`: workloads may use swap; the amount per pod is determined automatically — Burstable containers get request / node memory × node swap', () => {
+    // 1Gi of 8Gi node memory, 2Gi node swap: 256Mi of swap
+    assert.deepEqual(resourcesOf(burstable(), context('LimitedSwap')).unified, {'memory.swap.max': String(GiB / 4)})
+    assert.equal(resourcesOf(burstable(), context('LimitedSwap')).memorySwapLimitInBytes, undefined)
+    // a Burstable pod whose second container has no memory limit: its request alone decides
+    const mixed = pod([container('a', {cpu: '1'}, {cpu: '1'}), container('b', {memory: '512Mi'})])
+    assert.deepEqual(resourcesOf(mixed, context('LimitedSwap'), 1).unified, {'memory.swap.max': String(GiB / 8)})
+  })
+
+  it('`LimitedSwap`: Guaranteed and BestEffort pods, critical pods and Burstable containers that ask no memory or request = limit get no swap', () => {
+    const ctx = context('LimitedSwap')
+    const cases: Record<string, [any, number]> = {
+      Guaranteed: [pod([container('c', {memory: '1Gi', cpu: '1'}, {memory: '1Gi', cpu: '1'})]), 0],
+      'Guaranteed (status.qosClass recorded by the API server)': [{...burstable(), status: {qosClass: 'Guaranteed'}}, 0],
+      BestEffort: [pod([container('c')]), 0],
+      'Burstable, container without memory request or limit': [pod([container('a', {memory: '1Gi'}), container('b', {cpu: '1'})]), 1],
+      'Burstable, container memory request = limit': [pod([container('c', {memory: '1Gi'}, {memory: '1Gi'})]), 0],
+      'static pod (critical)': [{...burstable(), metadata: {name: 'p', namespace: 'ns', uid: 'u', annotations: {'orch.io/config.source': 'file'}}}, 0],
+      'system-critical priority': [{...burstable(), spec: {...burstable().spec, priority: 2_000_000_000}}, 0],
+      'request above node memory': [pod([container('c', {memory: '16Gi'}, {memory: '32Gi'})]), 0],
+    }
+    for (const [what, [p, index]] of Object.entries(cases)) {
+      assert.deepEqual(resourcesOf(p, ctx, index).unified, {'memory.swap.max': '0'}, what)
+    }
   })
 })
 

@@ -7,6 +7,7 @@ import {join} from 'node:path'
 import {after, describe, it} from 'node:test'
 import * as yaml from 'js-yaml'
 import {AgentConfigError, applyFlagOverrides, goDuration, loadAgentConfiguration, parseAgentConfiguration, printAgentConfiguration} from '../../src/agent/config/load.js'
+import {settingsFrom} from '../../src/cli/agent.js'
 import {runOrch} from '../support/server.js'
 
 const HEAD = 'apiVersion: agent.config.orch.io/v1beta1\nkind: AgentConfiguration\n'
@@ -82,6 +83,15 @@ describe('agent configuration directory merge', () => {
     const merged = applyFlagOverrides(config, {port: 3, featureGates: {B: true}})
     assert.equal(merged.port, 3)
     assert.deepEqual(merged.featureGates, {A: true, B: true})
+  })
+
+  it('`serializeImagePulls` reaches the agent: true by default, false from a drop-in; syncFrequency too', () => {
+    const flags = {'root-dir': join(root, 'agent'), 'lock-file': '', 'relist-period': '1s', 'print-config': false, v: 0, 'hostname-override': 'n'}
+    assert.equal(settingsFrom(loadAgentConfiguration({}).config, flags, '0.1.0').serializeImagePulls, true)
+    const {config} = loadAgentConfiguration(setup('serializeImagePulls: true\n', {'10-pulls.conf': 'serializeImagePulls: false\nsyncFrequency: 3m\n'}))
+    const settings = settingsFrom(config, flags, '0.1.0')
+    assert.equal(settings.serializeImagePulls, false)
+    assert.equal(settings.syncFrequencyMs, 180_000)
   })
 
   it('durations print in Go form and the printed configuration loads back to the same', () => {

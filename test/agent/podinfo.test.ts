@@ -1,13 +1,17 @@
 // The pod-info gRPC service through a real gRPC client (generated at run time from
 // proto/podinfo/api.proto, which imports the core/v1 Pod message) over a real UNIX socket.
 import assert from 'node:assert/strict'
-import {mkdtempSync, rmSync, statSync} from 'node:fs'
+import {existsSync, mkdtempSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
+import {Agent, podInfoSupport} from '../../src/agent/agent.js'
+import {loadAgentConfiguration} from '../../src/agent/config/load.js'
+import {settingsFrom} from '../../src/cli/agent.js'
+import {createLogger} from '../../src/machinery/log.js'
 import {encodeFieldMask, FIELD_MASK_METADATA, startPodInfoServer, type PodInfoServer, type PodSource} from '../../src/agent/podinfo/server.js'
 import type {AnyObject} from '../../src/api/types.js'
 
@@ -124,4 +128,47 @@ describe('pod-info gRPC', () => {
     assert.equal(seen[0].metadata.uid, 'uid-db')
     assert.equal(seen[0].spec, undefined)
   })
+})
+
+describe('pod-info gRPC interface: Stage alpha (release 1.35), disabled by default; not supported on non-Linux nodes', () => {
+  let dir: string
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'orch-podinfo-agent-'))
+  })
+  after(() => rmSync(dir, {recursive: true, force: true}))
+
+  const settingsFor = (name: string, featureGates: Record<string, boolean>): any => {
+    const flags = {'root-dir': join(dir, name), 'lock-file': join(dir, `${name}.lock`), 'relist-period': '1s', 'print-config': false, v: 0, 'hostname-override': 'n'}
+    return {...settingsFrom(loadAgentConfiguration({}).config, flags, '0.1.0'), featureGates, registerNode: false, enableServer: false, staticPodPath: undefined, failSwapOn: false}
+  }
+
+  it('the decision: served only with gate PodsAPI on and on Linux', () => {
+    assert.deepEqual(podInfoSupport(settingsFor('d', {PodsAPI: true}), 'linux'), {serve: true})
+    assert.deepEqual(podInfoSupport(settingsFor('d', {}), 'linux'), {serve: false, reason: 'gate PodsAPI is disabled'})
+    for (const platform of ['win32', 'darwin', 'freebsd'] as NodeJS.Platform[]) {
+      const decision = podInfoSupport(settingsFor('d', {PodsAPI: true}), platform)
+      assert.equal(decision.serve, false, platform)
+      assert.match(decision.reason ?? '', new RegExp(`not supported on non-Linux nodes \\(this node is ${platform}\\)`))
+    }
+  })
+
+  for (const [platform, served] of [['win32', false], ['linux', true]] as const) {
+    it(`an agent on ${platform} with gate PodsAPI on ${served ? 'serves {root}/pods/agent.sock' : 'does not start the socket and says why in one log line'}`, async () => {
+      const lines: string[] = []
+      const settings = settingsFor(platform, {PodsAPI: true})
+      const agent = new Agent(settings, createLogger({write: (line) => lines.push(line)}), {}, {swapEnabled: () => false, platform})
+      try {
+        await agent.start()
+        assert.equal(existsSync(join(settings.rootDir, 'pods', 'agent.sock')), served)
+        const refused = lines.filter((line) => line.includes('pod-info gRPC socket not started'))
+        if (served) assert.deepEqual(refused, [])
+        else {
+          assert.equal(refused.length, 1, lines.join('\n'))
+          assert.match(refused[0], /not supported on non-Linux nodes \(this node is win32\)/)
+        }
+      } finally {
+        await agent.stop()
+      }
+    })
+  }
 })

@@ -2,7 +2,8 @@
 // server: pods start, restart with back-off, run init containers in order, terminate within their
 // grace period, report waiting reasons, honour the seccomp rules, and survive an agent restart.
 import assert from 'node:assert/strict'
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {createHash} from 'node:crypto'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
@@ -254,5 +255,203 @@ describe('pod lifecycle on the process runtime', {timeout: 120_000}, () => {
       look()
     })
     await assert.rejects(cri.containerStatus(id!), /not found/i)
+  })
+})
+
+describe('serializeImagePulls on the process runtime', {timeout: 120_000}, () => {
+  let dir: string
+  let runtime: ProcessRuntimeServer
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'orch-pulls-'))
+    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
+  })
+  after(async () => {
+    await runtime?.close()
+    rmSync(dir, {recursive: true, force: true})
+  })
+
+  /** Runs three pods with three images on a fresh manager; returns the most pulls seen at once and the pulls' order. */
+  async function pullConcurrency(name: string, serializeImagePulls: boolean | undefined): Promise<{most: number; order: string[]}> {
+    const cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
+    let running = 0
+    let most = 0
+    const order: string[] = []
+    const pullImage = cri.pullImage.bind(cri)
+    // each pull takes 300 ms on the real runtime; we count how many overlap
+    cri.pullImage = async (...args) => {
+      running++
+      most = Math.max(most, running)
+      order.push(String(args[0]))
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        return await pullImage(...args)
+      } finally {
+        running--
+      }
+    }
+    const started = new Set<string>()
+    let wake: (() => void) | undefined
+    const manager = new PodManager({
+      cri,
+      rootDir: join(dir, name),
+      nodeName: 'node-a',
+      relistPeriodMs: 50,
+      logger: quiet,
+      ...(serializeImagePulls === undefined ? {} : {serializeImagePulls}),
+      statusSink: (p) => {
+        if (p.status?.phase === 'Running') started.add(p.metadata!.name)
+        wake?.()
+      },
+    })
+    await manager.start()
+    try {
+      const images = ['busybox:1.36', 'alpine:3.20', 'registry.example/tools:v1'].map((image) => `${image}-${name}`)
+      images.forEach((image, index) =>
+        manager.upsertPod('api', pod(`${name}-${index}`, {containers: [{name: 'app', image, imagePullPolicy: 'Always', command: ['sleep', '600']}]})),
+      )
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`pods never all ran: ${[...started].join(', ')}`)), 30_000)
+        wake = () => {
+          if (started.size === images.length) {
+            clearTimeout(timer)
+            resolve()
+          }
+        }
+        wake()
+      })
+      return {most, order}
+    } finally {
+      await manager.stop({stopPods: true})
+      cri.close()
+    }
+  }
+
+  it('serializeImagePulls (default true): image pulls go one at a time, through a queue shared by all pods', async () => {
+    const {most, order} = await pullConcurrency('serial', undefined)
+    assert.equal(order.length, 3)
+    assert.equal(most, 1, 'never two pulls at once')
+  })
+
+  it('serializeImagePulls false: the pods pull their images in parallel', async () => {
+    const {most, order} = await pullConcurrency('parallel', false)
+    assert.equal(order.length, 3)
+    assert.equal(most, 3, 'all three pulls at once')
+  })
+})
+
+describe('agent local files: image pull records and pod resource state on the process runtime', {timeout: 120_000}, () => {
+  let dir: string
+  let runtime: ProcessRuntimeServer
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'orch-state-files-'))
+    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
+  })
+  after(async () => {
+    await runtime?.close()
+    rmSync(dir, {recursive: true, force: true})
+  })
+
+  const sha = (text: string): string => `sha256-${createHash('sha256').update(text).digest('hex')}`
+  const readJSON = (path: string): any => JSON.parse(readFileSync(path, 'utf8'))
+
+  it('Image pull records (gate KubeletEnsureSecretPulledImages): `pulling` holds pulls in progress, `pulled` successful pulls with credential metadata; Pod resource state (gate InPlacePodVerticalScaling): allocated_pods_state and actuated_pods_state', async () => {
+    const root = join(dir, 'on')
+    const cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
+    const image = 'docker.io/library/busybox:1.36'
+    const intent = join(root, 'image_manager', 'pulling', sha(image))
+    let intentDuringPull: any
+    const pullImage = cri.pullImage.bind(cri)
+    cri.pullImage = async (...args) => {
+      intentDuringPull = existsSync(intent) ? readJSON(intent) : undefined
+      return pullImage(...args)
+    }
+    const running = new Set<string>()
+    const terminated = new Set<string>()
+    let wake: (() => void) | undefined
+    // checked on every status change and every 20 ms
+    const until = (check: () => boolean, what: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          clearInterval(poll)
+          reject(new Error(`timed out waiting for ${what}`))
+        }, 20_000)
+        const poll = setInterval(() => wake?.(), 20)
+        wake = () => {
+          if (!check()) return
+          clearTimeout(timer)
+          clearInterval(poll)
+          resolve()
+        }
+        wake()
+      })
+    const manager = new PodManager({
+      cri,
+      rootDir: root,
+      nodeName: 'node-a',
+      relistPeriodMs: 50,
+      logger: quiet,
+      imagePullRecords: true,
+      podResourceState: true,
+      statusSink: (p) => {
+        if (p.status?.phase === 'Running') running.add(p.metadata!.name)
+        wake?.()
+      },
+      onTerminated: (p) => {
+        terminated.add(p.metadata!.name)
+        wake?.()
+      },
+    })
+    await manager.start()
+    const resources = {requests: {memory: '64Mi', cpu: '100m'}, limits: {memory: '128Mi'}}
+    const p = pod('stateful', {containers: [{name: 'app', image, imagePullPolicy: 'Always', command: ['sleep', '600'], resources}]})
+    try {
+      manager.upsertPod('api', p)
+      await until(() => running.has('stateful'), 'Running')
+      assert.deepEqual(intentDuringPull, {kind: 'ImagePullIntent', apiVersion: 'agent.config.orch.io/v1beta1', image}, 'the intent is written before the pull')
+      assert.equal(existsSync(intent), false, 'the intent goes once the pull succeeded')
+      const imageRef = (await cri.imageStatus(image)).image!.id
+      const record = readJSON(join(root, 'image_manager', 'pulled', sha(imageRef)))
+      assert.equal(record.kind, 'ImagePulledRecord')
+      assert.equal(record.imageRef, imageRef)
+      assert.deepEqual(record.credentialMapping, {'docker.io/library/busybox': {nodePodsAccessible: true}})
+      assert.match(record.lastUpdatedTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+      assert.equal(statSync(join(root, 'image_manager', 'pulled', sha(imageRef))).mode & 0o777, 0o600)
+      for (const name of ['allocated_pods_state', 'actuated_pods_state']) {
+        const state = readJSON(join(root, name))
+        assert.deepEqual(state.entries, {'uid-stateful': {containerResources: {app: resources}}}, name)
+        assert.equal(typeof state.checksum, 'number')
+      }
+      // the pod goes: so do its entries
+      manager.setPods('api', [])
+      await until(() => terminated.has('stateful'), 'terminated')
+      await until(() => readJSON(join(root, 'allocated_pods_state')).entries['uid-stateful'] === undefined, 'the allocation to go')
+      assert.deepEqual(readJSON(join(root, 'actuated_pods_state')).entries, {})
+    } finally {
+      await manager.stop({stopPods: true})
+      cri.close()
+    }
+  })
+
+  it('with the gates off neither image_manager nor the pod resource state files are written', async () => {
+    const root = join(dir, 'off')
+    const cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
+    let started = false
+    let wake: (() => void) | undefined
+    const manager = new PodManager({cri, rootDir: root, nodeName: 'node-a', relistPeriodMs: 50, logger: quiet, statusSink: (p) => {
+      if (p.status?.phase === 'Running') started = true
+      wake?.()
+    }})
+    await manager.start()
+    try {
+      manager.upsertPod('api', pod('stateless', {containers: [{name: 'app', image: 'busybox:1.37', imagePullPolicy: 'Always', command: ['sleep', '600']}]}))
+      await new Promise<void>((resolve) => {
+        wake = () => started && resolve()
+        wake()
+      })
+      for (const name of ['image_manager', 'allocated_pods_state', 'actuated_pods_state']) assert.equal(existsSync(join(root, name)), false, name)
+    } finally {
+      await manager.stop({stopPods: true})
+      cri.close()
+    }
   })
 })

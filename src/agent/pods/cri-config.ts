@@ -1,11 +1,12 @@
 // Pod spec → CRI configuration, as the kubelet's kuberuntime builds it: the sandbox (metadata, hostname,
 // log directory, labels, DNS, security context) and each container (command, env, mounts, resources,
-// security context with the seed's seccomp rules, swap limits).
+// security context with the seed's seccomp rules, swap limits as the kubelet sets them).
 import {mkdirSync} from 'node:fs'
 import {isAbsolute, join, normalize, relative} from 'node:path'
 import type {AnyObject} from '../../api/types.js'
 import {quantityValue} from '../../api/core/pod.js'
 import type {ContainerConfig, DeepPartial, LinuxContainerResources, Mount, PodSandboxConfig, SecurityProfile} from '../cri/types.js'
+import {isCriticalPod, podQOS, quantityOrZero} from './qos.js'
 
 export const LABEL_POD_NAME = 'io.orch.pod.name'
 export const LABEL_POD_NAMESPACE = 'io.orch.pod.namespace'
@@ -23,6 +24,9 @@ export interface ConfigContext {
   /** node memory and swap, for LimitedSwap */
   memoryBytes: number
   swapBytes: number
+  /** the host's cgroups (host.ts cgroupReading): v2 limits swap with memory.swap.max; without a swap controller nothing is set */
+  cgroupV2: boolean
+  swapControllerAvailable: boolean
   seccompDefault: boolean
   clusterDNS: string[]
   clusterDomain: string
@@ -90,7 +94,49 @@ export function seccompFor(pod: AnyObject, container: AnyObject, context: Config
   throw new ContainerConfigError('CreateContainerError', `unknown seccomp profile type ${JSON.stringify(type)}`)
 }
 
-function resourcesFor(container: AnyObject, context: ConfigContext): DeepPartial<LinuxContainerResources> {
+/** cgroup v2's file for the swap a cgroup may use (the kubelet's Cgroup2MaxSwapFilename) */
+export const CGROUP2_SWAP_MAX = 'memory.swap.max'
+
+/**
+ * The kubelet's GetContainerSwapBehavior: LimitedSwap only on cgroup v2 with a swap controller, and
+ * only for a container of a Burstable, non-critical pod that asks for memory with a request different
+ * from its limit; everything else is NoSwap.
+ */
+export function containerSwapBehavior(pod: AnyObject, container: AnyObject, context: ConfigContext): 'NoSwap' | 'LimitedSwap' {
+  if (context.swapBehavior !== 'LimitedSwap') return 'NoSwap'
+  if (!context.swapControllerAvailable || !context.cgroupV2) return 'NoSwap'
+  if (isCriticalPod(pod)) return 'NoSwap'
+  const request = quantityOrZero(container.resources?.requests?.memory)
+  const limit = quantityOrZero(container.resources?.limits?.memory)
+  const asksNoMemory = request === 0 && limit === 0
+  if (podQOS(pod) !== 'Burstable' || asksNoMemory || request === limit) return 'NoSwap'
+  return 'LimitedSwap'
+}
+
+/** The kubelet's calcSwapForBurstablePods: request / node memory × node swap, or undefined when it cannot be computed. */
+export function swapForBurstableContainer(memoryRequest: number, nodeMemory: number, nodeSwap: number): number | undefined {
+  if (nodeMemory <= 0 || memoryRequest > nodeMemory) return undefined
+  return Math.trunc((memoryRequest / nodeMemory) * nodeSwap)
+}
+
+/** The kubelet's configureContainerSwapResources (OCI runtime spec semantics of the CRI fields). */
+function configureSwap(resources: DeepPartial<LinuxContainerResources>, pod: AnyObject, container: AnyObject, context: ConfigContext): void {
+  if (!context.swapControllerAvailable) return
+  const noSwap = (): void => {
+    if (!context.cgroupV2) {
+      // v1: memory+swap = memory, i.e. no swap above the memory limit (ignored without a memory limit)
+      resources.memorySwapLimitInBytes = resources.memoryLimitInBytes ?? 0
+      return
+    }
+    resources.unified = {...(resources.unified ?? {}), [CGROUP2_SWAP_MAX]: '0'}
+  }
+  if (containerSwapBehavior(pod, container, context) !== 'LimitedSwap') return noSwap()
+  const swap = swapForBurstableContainer(quantityOrZero(container.resources?.requests?.memory), context.memoryBytes, context.swapBytes)
+  if (swap === undefined) return noSwap()
+  resources.unified = {...(resources.unified ?? {}), [CGROUP2_SWAP_MAX]: String(swap)}
+}
+
+function resourcesFor(pod: AnyObject, container: AnyObject, context: ConfigContext): DeepPartial<LinuxContainerResources> {
   const limits = container.resources?.limits ?? {}
   const requests = container.resources?.requests ?? {}
   const resources: DeepPartial<LinuxContainerResources> = {}
@@ -102,17 +148,8 @@ function resourcesFor(container: AnyObject, context: ConfigContext): DeepPartial
     resources.cpuQuota = Math.max(1000, Math.floor(cpuLimit * 100_000))
   }
   const memoryLimit = quantityValue(limits.memory)
-  if (Number.isFinite(memoryLimit)) {
-    resources.memoryLimitInBytes = Math.floor(memoryLimit)
-    if (context.swapBehavior === 'NoSwap' || context.swapBytes === 0) {
-      resources.memorySwapLimitInBytes = Math.floor(memoryLimit)
-    } else {
-      // LimitedSwap: a share of the node's swap proportional to the container's memory request
-      const memoryRequest = quantityValue(requests.memory ?? limits.memory)
-      const share = Number.isFinite(memoryRequest) && context.memoryBytes > 0 ? Math.floor((memoryRequest / context.memoryBytes) * context.swapBytes) : 0
-      resources.memorySwapLimitInBytes = Math.floor(memoryLimit) + share
-    }
-  }
+  if (Number.isFinite(memoryLimit) && memoryLimit > 0) resources.memoryLimitInBytes = Math.floor(memoryLimit)
+  configureSwap(resources, pod, container, context)
   return resources
 }
 
@@ -184,7 +221,7 @@ export function containerConfig(pod: AnyObject, container: AnyObject, kind: 'ini
     annotations: {'io.orch.container.restartCount': String(attempt)},
     logPath: join(container.name, `${attempt}.log`),
     linux: {
-      resources: resourcesFor(container, context),
+      resources: resourcesFor(pod, container, context),
       securityContext: {
         privileged: security.privileged === true,
         seccomp: seccompFor(pod, container, context),

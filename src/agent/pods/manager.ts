@@ -4,15 +4,17 @@
 //    terminates it (containers stopped within the grace period, then the sandbox);
 //  - a pod lifecycle event generator relists the runtime every relistPeriodMs and wakes the worker
 //    of each pod whose containers changed;
+//  - image pulls of all pods go through one ImagePuller: one at a time unless serializeImagePulls is false;
 //  - the pod's status is computed after each sync; a change goes to the subscribers (the pod-info
 //    socket) at once and to statusSink (the API writer).
 // Pods a previous agent started are adopted (found by their labels), not restarted.
+import {join} from 'node:path'
 import type {AnyObject} from '../../api/types.js'
 import {objectKey} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
 import {isCriError, type CriClient} from '../cri/client.js'
 import type {Container, DeepPartial, PodSandbox, PodSandboxConfig} from '../cri/types.js'
-import {hostCapacity, internalIP} from '../host.js'
+import {cgroupReading, hostCapacity, internalIP, type CgroupReading} from '../host.js'
 import {
   ContainerConfigError,
   LABEL_CONTAINER_KIND,
@@ -22,6 +24,8 @@ import {
   sandboxConfig,
   type ConfigContext,
 } from './cri-config.js'
+import {ImagePuller} from './image-puller.js'
+import {PodResourceState, PullRecords} from './state-files.js'
 import {computePodStatus, rfc3339, type ContainerInstance, type PodView, type Waiting} from './status.js'
 
 export interface PodManagerOptions {
@@ -32,6 +36,14 @@ export interface PodManagerOptions {
   /** container restart and image pull back-off: initialMs doubling to maxMs (kubelet: 10 s to 300 s) */
   backoff?: {initialMs: number; maxMs: number}
   swapBehavior?: 'NoSwap' | 'LimitedSwap'
+  /** pull one image at a time, through a queue shared by every pod (the kubelet's default); false: in parallel */
+  serializeImagePulls?: boolean
+  /** gate KubeletEnsureSecretPulledImages: keep image pull records under {root}/image_manager */
+  imagePullRecords?: boolean
+  /** gate InPlacePodVerticalScaling: keep {root}/allocated_pods_state and {root}/actuated_pods_state */
+  podResourceState?: boolean
+  /** the host's cgroup mode and swap controller (default: read from the host, as the kubelet does) */
+  cgroups?: CgroupReading
   seccompDefault?: boolean
   clusterDNS?: string[]
   clusterDomain?: string
@@ -82,9 +94,23 @@ export class PodManager {
   private readonly backoffInitial: number
   private readonly backoffMax: number
   private readonly now: () => Date
+  /** when the sync loop (each relist) last began, in ms; undefined before the first */
+  private loopEnteredAt: number | undefined
+  /** every pod's image pulls go through this one (serial or parallel, per serializeImagePulls) */
+  readonly imagePuller: ImagePuller
+  private readonly pullRecords: PullRecords | undefined
+  private readonly allocated: PodResourceState | undefined
+  private readonly actuated: PodResourceState | undefined
 
   constructor(private readonly options: PodManagerOptions) {
+    this.imagePuller = new ImagePuller({serialize: options.serializeImagePulls ?? true})
+    if (options.imagePullRecords) this.pullRecords = new PullRecords(join(options.rootDir, 'image_manager'))
+    if (options.podResourceState) {
+      this.allocated = new PodResourceState(join(options.rootDir, 'allocated_pods_state'))
+      this.actuated = new PodResourceState(join(options.rootDir, 'actuated_pods_state'))
+    }
     const capacity = hostCapacity(options.rootDir)
+    const cgroups = options.cgroups ?? cgroupReading()
     this.context = {
       rootDir: options.rootDir,
       nodeName: options.nodeName,
@@ -92,6 +118,8 @@ export class PodManager {
       swapBehavior: options.swapBehavior ?? 'NoSwap',
       memoryBytes: capacity.memoryBytes,
       swapBytes: capacity.swapBytes,
+      cgroupV2: cgroups.v2,
+      swapControllerAvailable: cgroups.swapController,
       seccompDefault: options.seccompDefault ?? false,
       clusterDNS: options.clusterDNS ?? [],
       clusterDomain: options.clusterDomain ?? '',
@@ -175,6 +203,8 @@ export class PodManager {
       entry.pod = pod
       entry.source = source
     } else {
+      // admission: the resources allocated to the pod are recorded once (kept across agent restarts)
+      if (this.allocated && !this.allocated.has(uid)) this.persist('allocated_pods_state', () => this.allocated!.setPod(uid, pod))
       this.entries.set(uid, {
         pod,
         source,
@@ -222,6 +252,7 @@ export class PodManager {
         }
         if (entry.removed && entry.terminated) {
           this.entries.delete(uid)
+          this.forgetPodState(uid)
           if (entry.timer) clearTimeout(entry.timer)
           return
         }
@@ -444,7 +475,18 @@ export class PodManager {
       return false
     }
     try {
-      await cri.pullImage(image)
+      await this.imagePuller.pull(async () => {
+        const records = this.pullRecords
+        if (records) this.persist('image pull intent', () => records.recordPullIntent(image))
+        let imageRef: string
+        try {
+          imageRef = await cri.pullImage(image)
+        } catch (error) {
+          if (records) this.persist('image pull intent', () => records.recordImagePullFailed(image))
+          throw error
+        }
+        if (records) this.persist('image pulled record', () => records.recordImagePulled(image, imageRef, this.now()))
+      })
       entry.backoff.delete(key)
       return true
     } catch (error) {
@@ -472,6 +514,8 @@ export class PodManager {
     let id: string
     try {
       id = await cri.createContainer(sandboxId, config, podSandboxConfig)
+      // the runtime accepted these resources for the container
+      if (this.actuated) this.persist('actuated_pods_state', () => this.actuated!.setContainer(uid, spec))
     } catch (error) {
       entry.waiting.set(spec.name, {reason: 'CreateContainerError', message: criMessage(error)})
       this.wakeLater(uid, entry, this.backoffInitial)
@@ -553,8 +597,34 @@ export class PodManager {
     this.relistTimer.unref()
   }
 
+  /**
+   * The kubelet's SyncLoopHealthCheck: a problem when the sync loop (the relist) has not begun a round
+   * for longer than maxAgeMs (the agent gives max(2 × syncFrequency, 5 min)); none before the first round.
+   */
+  syncLoopProblem(maxAgeMs: number): string | undefined {
+    if (this.loopEnteredAt === undefined) return undefined
+    const age = this.now().getTime() - this.loopEnteredAt
+    return age > maxAgeMs ? `sync loop took longer than expected: last round began ${Math.round(age / 1000)} s ago (limit ${Math.round(maxAgeMs / 1000)} s)` : undefined
+  }
+
+  /** Drops a pod's entries from the resource state files (it is gone). */
+  private forgetPodState(uid: string): void {
+    if (this.allocated) this.persist('allocated_pods_state', () => this.allocated!.removePod(uid))
+    if (this.actuated) this.persist('actuated_pods_state', () => this.actuated!.removePod(uid))
+  }
+
+  /** Writes a state file; a failure is logged, never fatal to the pod (as the kubelet logs it). */
+  private persist(what: string, write: () => void): void {
+    try {
+      write()
+    } catch (error) {
+      this.options.logger.warn(`could not write ${what}`, {error: (error as Error).message})
+    }
+  }
+
   /** Lists the runtime; wakes each pod whose sandboxes or containers changed; removes pods no source has. */
   private async relist(): Promise<void> {
+    this.loopEnteredAt = this.now().getTime()
     const [sandboxes, containers] = await Promise.all([this.options.cri.listPodSandbox(), this.options.cri.listContainers()])
     const signatures = new Map<string, string>()
     const add = (uid: string | undefined, part: string): void => {
@@ -569,6 +639,8 @@ export class PodManager {
     for (const uid of this.relistSignatures.keys()) if (!signatures.has(uid)) this.wake(uid)
     this.relistSignatures = signatures
     if (this.started && (this.options.sourcesReady?.() ?? true)) {
+      // the kubelet's RemoveOrphanedPods: state of pods no source has any more
+      for (const uid of new Set([...(this.allocated?.uids() ?? []), ...(this.actuated?.uids() ?? [])])) if (!this.entries.has(uid)) this.forgetPodState(uid)
       for (const sandbox of sandboxes) {
         const uid = sandbox.labels?.[LABEL_POD_UID]
         if (!uid || this.entries.has(uid)) continue
