@@ -174,16 +174,16 @@ export interface KindDeclaration {
   prepareForUpdate?(object: AnyObject, old: AnyObject, context: RequestContext): void
   validateCreate?(object: AnyObject, context: RequestContext): FieldError[]
   validateUpdate?(object: AnyObject, old: AnyObject, context: RequestContext): FieldError[]
+  /** Warning headers for a create that passed validation (Kubernetes' strategy WarningsOnCreate) */
+  warningsOnCreate?(object: AnyObject, context: RequestContext): string[]
+  /** Warning headers for an update of the main resource that passed validation (WarningsOnUpdate;
+   *  subresource strategies return none) */
+  warningsOnUpdate?(object: AnyObject, old: AnyObject, context: RequestContext): string[]
   /** a writes:'custom' subresource: build the object to store from the request body and the stored object */
   prepareSubresourceUpdate?(subresource: string, object: AnyObject, old: AnyObject, context: RequestContext): AnyObject
   validateSubresourceUpdate?(subresource: string, object: AnyObject, old: AnyObject, context: RequestContext): FieldError[]
   /** spec.finalizers hold deletion like metadata.finalizers (Namespace) */
   specFinalizers?: boolean
-  /** a controller collects this kind's dependents (StatefulSet: its pods, revisions and claims), so a
-   *  DELETE asking for Orphan or Foreground propagation marks the object with the orphan or
-   *  foregroundDeletion finalizer, which that controller removes once it has orphaned or deleted them.
-   *  Other kinds go at once whatever the policy: nothing collects dependents of theirs. */
-  collectsDependents?: true
   /** adjust an object being marked for deletion (e.g. Namespace phase Terminating) */
   prepareForDelete?(object: AnyObject): void
   /** graceful deletion (Pod): the seconds the object stays, marked, before it goes; 0 or undefined = at once */

@@ -4,6 +4,7 @@ import {RestClient, type ClientConfig} from '../client/index.js'
 import {PolicyStatusController} from '../admission/policy/status-controller.js'
 import {CSRApprovingController} from '../controllers/csrapproving.js'
 import {CSRSigningController} from '../controllers/csrsigning.js'
+import {GarbageCollector} from '../controllers/garbagecollector/garbagecollector.js'
 import {NamespaceController} from '../controllers/namespace.js'
 import {NodeLifecycleController} from '../controllers/nodelifecycle.js'
 import {PodGCController} from '../controllers/podgc.js'
@@ -18,6 +19,7 @@ export const CONTROLLER_NAMES = [
   'admissionpolicystatus',
   'csrapproving',
   'csrsigning',
+  'garbagecollector',
   'namespace',
   'nodelifecycle',
   'podgc',
@@ -62,7 +64,8 @@ export async function startControllers(
   logger: Logger,
   settings: ControllerSettings = {},
 ): Promise<RunningControllers> {
-  // every informer holds one connection for its watch: leave plenty for the requests besides them
+  // every informer holds one connection for its watch (the garbage collector's one per resource, some
+  // two dozen): leave plenty for the requests besides them
   const client = new RestClient({...config, namespace: 'default'}, {userAgent: 'orch-controller-manager', connections: 128})
   const started: {stop(): Promise<void>}[] = []
   if (names.includes('admissionpolicystatus')) {
@@ -80,6 +83,11 @@ export async function startControllers(
       ca: settings.signingCA,
       maxDurationMs: settings.clusterSigningDurationMs,
     })
+    await controller.start()
+    started.push(controller)
+  }
+  if (names.includes('garbagecollector')) {
+    const controller = new GarbageCollector(client, logger.child({controller: 'garbagecollector'}))
     await controller.start()
     started.push(controller)
   }

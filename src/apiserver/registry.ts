@@ -84,6 +84,12 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
 }
 
+/** A strategy's warnings for the answer, each once (a retried update computes them again), as
+ *  Kubernetes' warning recorder keeps them. */
+function addWarnings(context: RequestContext, warnings: string[] | undefined): void {
+  for (const warning of warnings ?? []) if (context.warnings && !context.warnings.includes(warning)) context.warnings.push(warning)
+}
+
 /** Kind-specific work around writes that needs other resources (e.g. a Service's cluster IP). */
 export interface RegistryHooks {
   /** before a create is stored; returns an undo for when the store refuses it */
@@ -153,16 +159,16 @@ export class ResourceRegistry {
     return this.lister.notAhead(requested)
   }
 
-  private async checkNamespace(namespace: string, verb: 'create'): Promise<void> {
+  private async checkNamespace(namespace: string, verb: 'create', name: string): Promise<void> {
     if (!this.declaration.namespaced) return
     const ns = await this.deps.namespaceOf(namespace)
     if (!ns) throw errors.notFound({group: '', resource: 'namespaces'}, namespace)
     if (verb === 'create' && (ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating')) {
-      throw errors.forbidden(
-        this.groupResource,
-        '',
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-      )
+      // Kubernetes' NamespaceLifecycle admission: admission.NewForbidden names the object, and a
+      // NamespaceTerminating cause lets clients tell this refusal from an authorization one
+      const error = errors.forbidden(this.groupResource, name, `unable to create new content in namespace ${namespace} because it is being terminated`)
+      error.details!.causes = [{reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace'}]
+      throw error
     }
   }
 
@@ -253,7 +259,8 @@ export class ResourceRegistry {
       ...(this.kindValidator?.create?.(object, options.context) ?? []),
     ]
     if (causes.length > 0) throw this.invalid(object.metadata?.name ?? object.metadata?.generateName ?? '', causes)
-    if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create')
+    if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create', object.metadata!.name)
+    addWarnings(options.context, this.declaration.warningsOnCreate?.(object, options.context))
     if (attributes) await this.admission!.validate(attributes)
     return object
   }
@@ -410,6 +417,7 @@ export class ResourceRegistry {
     this.recordManagedFields(old, object, options, subresource)
     const causes = this.updateCauses(object, old, subresource, options.context)
     if (causes.length > 0) throw this.invalid(oldMeta.name, causes)
+    if (!subresource) addWarnings(options.context, declaration.warningsOnUpdate?.(object, old, options.context))
     return object
   }
 
@@ -553,10 +561,11 @@ export class ResourceRegistry {
           throw error
         }
       }
-      // where a controller collects the kind's dependents, the request's propagation policy may add or
-      // swap the orphan / foregroundDeletion finalizer, even on an object already being deleted
+      // the request's propagation policy may add or swap the orphan / foregroundDeletion finalizer, on
+      // every kind and even on an object already being deleted (deletionFinalizersForGarbageCollection);
+      // the garbage collector removes it once it has orphaned or deleted the object's dependents
       const stored: readonly string[] = old.metadata!.finalizers ?? []
-      const metadataFinalizers = this.declaration.collectsDependents ? finalizersForDeletion(stored, options) : stored
+      const metadataFinalizers = finalizersForDeletion(stored, options)
       const finalizers = [...metadataFinalizers, ...this.lifecycleFinalizers(old)]
       if (finalizers.length > 0) {
         const pendingCode = options.orphanDependents === false ? 202 : 200

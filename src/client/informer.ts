@@ -24,6 +24,10 @@ export interface InformerOptions {
   watchTimeoutSeconds?: number
   /** failures the informer recovers from by retrying (list or watch errors, handler exceptions) */
   onError?(error: Error): void
+  /** the Accept header of its lists and of its watches (default: the client's wire), e.g. metadata
+   *  only: `application/json;as=PartialObjectMetadataList;g=meta.orch.io;v=v1,application/json` for
+   *  lists and `...;as=PartialObjectMetadata;...` for watches */
+  accept?: {list?: string; watch?: string}
 }
 
 /** The cache key of an object: namespace/name, or name for cluster-scoped objects. */
@@ -170,6 +174,7 @@ export class Informer<T extends AnyObject = AnyObject> {
       labelSelector: this.options.labelSelector,
       fieldSelector: this.options.fieldSelector,
       limit: this.options.pageSize ?? 500,
+      headers: this.options.accept?.list ? {accept: this.options.accept.list} : undefined,
       signal: this.controller.signal,
     })
     if (this.stopped) return
@@ -207,6 +212,7 @@ export class Informer<T extends AnyObject = AnyObject> {
         fieldSelector: this.options.fieldSelector,
         allowWatchBookmarks: true,
         timeoutSeconds,
+        headers: this.options.accept?.watch ? {accept: this.options.accept.watch} : undefined,
       },
       this.controller.signal,
     )

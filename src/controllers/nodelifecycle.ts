@@ -142,7 +142,16 @@ export class NodeLifecycleController {
     })
     for (const type of ['Ready', ...PRESSURE_CONDITIONS]) {
       if (!conditions.some((c) => c.type === type)) {
-        conditions.push({type, status: 'Unknown', reason: 'NodeStatusNeverUpdated', message: 'Agent never posted node status.', lastTransitionTime: at})
+        // Kubernetes' tryUpdateNodeHealth: a condition the agent never posted gets the node's
+        // creationTimestamp as its last heartbeat
+        conditions.push({
+          type,
+          status: 'Unknown',
+          reason: 'NodeStatusNeverUpdated',
+          message: 'Agent never posted node status.',
+          lastHeartbeatTime: node.metadata?.creationTimestamp,
+          lastTransitionTime: at,
+        })
       }
     }
     await this.client.update({group: '', version: 'v1', resource: 'nodes', name: node.metadata!.name, subresource: 'status'}, {

@@ -9,19 +9,20 @@
 // connections, and each informer's watch holds one for good: the other controllers' seven watches plus
 // three here left none for requests. Claims are listed by each sync instead.
 //
-// orch has no garbage collector, so this controller does its part for what a StatefulSet owns: when a
-// set is deleted its pods and ControllerRevisions go, and so do the claims it owns (whenDeleted: Delete).
-// That happens in the sync of the set's key once the set is gone (or is a new set of the same name), so
-// it never races a sync of the set; dependents of sets deleted while no controller ran are found at start.
-// A set deleted with propagationPolicy Orphan carries the orphan finalizer: its dependents lose their
-// reference to it and stay, then the finalizer goes (and the set with it). With Foreground it carries
-// foregroundDeletion: its dependents are deleted first, and the finalizer goes once none that blocks
-// the owner's deletion is left (pods deleted gracefully stay until their agent is done).
+// Deletion propagation is the garbage collector's (src/controllers/garbagecollector), as in Kubernetes:
+// a set deleted with propagationPolicy Orphan or Foreground carries the orphan or foregroundDeletion
+// finalizer, and the collector orphans or deletes its dependents before removing it. A set being
+// deleted is left alone here: no adoption, no new revisions or pods.
+//
+// Besides, once a set is gone this controller still deletes what it owned (its pods, ControllerRevisions,
+// and the claims it owns with whenDeleted: Delete), in the sync of the set's key once the set is gone
+// (or is a new set of the same name), so a server run with `--controllers=statefulset` alone keeps its
+// behaviour; with the garbage collector running both make the same deletes, each with a uid
+// precondition. Dependents of sets deleted while no controller ran are found at start.
 import type {AnyObject} from '../api/types.js'
 import {ApiStatusError, Informer, type ResourceLocator, type RestClient} from '../client/index.js'
 import {labelSelectorFromObject, type LabelSelector} from '../machinery/labels.js'
 import type {Logger} from '../machinery/log.js'
-import {FOREGROUND_FINALIZER, ORPHAN_FINALIZER} from '../machinery/deletion-propagation.js'
 import {Controller, type ReconcileResult} from './controller.js'
 import {isNotFound, StatefulSetControl} from './statefulset/control.js'
 import {EventRecorder} from './statefulset/events.js'
@@ -46,8 +47,6 @@ import {
 export const STATEFULSET_CONTROLLER_COMPONENT = 'statefulset-controller'
 
 const SETS: ResourceLocator = {group: 'apps', version: 'v1', resource: 'statefulsets'}
-/** how often a set deleted in the foreground looks again at dependents that still block it */
-const FOREGROUND_RECHECK_MS = 2_000
 const PODS: ResourceLocator = {group: '', version: 'v1', resource: 'pods'}
 const CLAIMS: ResourceLocator = {group: '', version: 'v1', resource: 'persistentvolumeclaims'}
 const REVISIONS: ResourceLocator = {group: 'apps', version: 'v1', resource: 'controllerrevisions'}
@@ -170,11 +169,9 @@ export class StatefulSetController {
     }
     set.apiVersion ??= SET_API_VERSION
     set.kind ??= SET_KIND
-    if (set.metadata.deletionTimestamp) {
-      const finalizers: string[] = set.metadata.finalizers ?? []
-      if (finalizers.includes(ORPHAN_FINALIZER)) return this.orphanDependents(set)
-      if (finalizers.includes(FOREGROUND_FINALIZER)) return this.deleteDependentsFirst(set)
-    }
+    // being deleted: its dependents are the garbage collector's (orphaned, or deleted first in the
+    // foreground); nothing is adopted or created for it any more
+    if (set.metadata.deletionTimestamp) return
     const selector = selectorOf(set)
     if (!selector) {
       this.logger.warn('statefulset has an invalid selector', {statefulset: key})
@@ -257,51 +254,7 @@ export class StatefulSetController {
     }
   }
 
-  // ---------- dependents of deleted sets (the garbage collector's part) ----------
-
-  /** The objects of the set's namespace that name the set (by uid) as an owner, with where they live. */
-  private async dependentsOf(set: StatefulSet): Promise<{locator: ResourceLocator; object: ApiObject}[]> {
-    const namespace = namespaceOf(set)
-    const found: {locator: ResourceLocator; object: ApiObject}[] = []
-    for (const locator of [PODS, CLAIMS, REVISIONS]) {
-      for (const object of (await this.client.list<ApiObject>({...locator, namespace})).items) {
-        if (ownerRefs(object).some((r) => r.uid === set.metadata.uid)) found.push({locator: {...locator, namespace, name: object.metadata!.name}, object})
-      }
-    }
-    return found
-  }
-
-  /** propagationPolicy Orphan: the dependents lose their reference to the set and stay; then the set goes. */
-  private async orphanDependents(set: StatefulSet): Promise<void> {
-    for (const {locator, object} of await this.dependentsOf(set)) {
-      await this.writeIgnoringGone(locator, withoutOwner(object, set.metadata.uid))
-    }
-    await this.removeFinalizer(set, ORPHAN_FINALIZER)
-    this.logger.v(2, 'orphaned the dependents of a statefulset', {statefulset: `${namespaceOf(set)}/${set.metadata.name}`})
-  }
-
-  /** propagationPolicy Foreground: the dependents are deleted; the set goes once none blocks it any more. */
-  private async deleteDependentsFirst(set: StatefulSet): Promise<ReconcileResult | void> {
-    const uid = set.metadata.uid!
-    await this.collectDependents(namespaceOf(set), set.metadata.name, uid)
-    const blocking = (await this.dependentsOf(set)).filter(({object}) => ownerRefs(object).some((r) => r.uid === uid && r.blockOwnerDeletion))
-    if (blocking.length === 0) return this.removeFinalizer(set, FOREGROUND_FINALIZER)
-    // what collectDependents leaves (a pod or revision the set owns but does not control): deleted when the
-    // set is its only owner, else it just loses its reference to the set, as the garbage collector does
-    for (const {locator, object} of blocking) {
-      if (object.metadata?.deletionTimestamp) continue
-      if (ownerRefs(object).every((r) => r.uid === uid)) await this.deleteQuietly(locator, object.metadata?.uid)
-      else await this.writeIgnoringGone(locator, withoutOwner(object, uid))
-    }
-    // dependents held by finalizers or a grace period: a pod's deletion syncs this set again, but nothing
-    // watches claims and revisions here, so look again in a while
-    return {requeueAfterMs: FOREGROUND_RECHECK_MS}
-  }
-
-  private async removeFinalizer(set: StatefulSet, finalizer: string): Promise<void> {
-    const finalizers = (set.metadata.finalizers ?? []).filter((f: string) => f !== finalizer)
-    await this.writeIgnoringGone({...SETS, namespace: namespaceOf(set), name: set.metadata.name}, {...set, metadata: {...set.metadata, finalizers}})
-  }
+  // ---------- dependents of deleted sets (also the garbage collector's work) ----------
 
   /** The uids of earlier sets of this set's name that objects still name as owner. */
   private staleOwners(set: StatefulSet, objects: AnyObject[]): Set<string> {

@@ -2,7 +2,8 @@
 // into finalizers, as Kubernetes' generic registry decides it (deletionFinalizersForGarbageCollection).
 // Orphan marks the object with the `orphan` finalizer, Foreground with `foregroundDeletion`, Background
 // with neither; without a say in the request, a finalizer the object already has stands, else the
-// default is Background. Whoever collects the kind's dependents removes the finalizer when done.
+// default is Background. The registry applies this to every kind; the garbage collector
+// (src/controllers/garbagecollector) removes the finalizer once it has orphaned or deleted the dependents.
 
 export const ORPHAN_FINALIZER = 'orphan'
 export const FOREGROUND_FINALIZER = 'foregroundDeletion'

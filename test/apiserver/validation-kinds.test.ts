@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import type {AnyObject} from '../../src/api/types.js'
 import {formatFieldError} from '../../src/machinery/field-errors.js'
 import {kindValidators, kindValidatorKey} from '../../src/apiserver/validation/index.js'
+import {validateConditions} from '../../src/apiserver/validation/conditions.js'
 import {clone, configMap, create, errorsOf, has, makeNode, none, serviceCIDR, svm, update} from './validation-kinds-fixtures.js'
 
 // ---------- the registry ----------
@@ -267,6 +268,17 @@ describe('ServiceCIDR', () => {
     assert.deepEqual(create(C, serviceCIDR(['fd00:0:0::/64'])), ['spec.cidrs[0]: Invalid value: "fd00:0:0::/64": must be in canonical form ("fd00::/64")'])
   })
 
+  it('ServiceCIDR: status.conditions have the shared Condition shape of document 1 (/status)', () => {
+    const at = '2025-01-01T00:00:00Z'
+    const old = serviceCIDR(['10.96.0.0/12'])
+    const ready = {type: 'Ready', status: 'True', reason: 'ServiceCIDRReady', message: '', lastTransitionTime: at}
+    const withConditions = (conditions: unknown[]) => ({...serviceCIDR(['10.96.0.0/12']), status: {conditions}})
+    none(update(C, withConditions([ready, {...ready, type: 'example.com/Checked', message: 'fine'}]), old, 'status'))
+    assert.deepEqual(update(C, withConditions([{...ready, reason: ''}]), old, 'status'), ['status.conditions[0].reason: Required value: must be set'])
+    assert.deepEqual(update(C, withConditions([{...ready, lastTransitionTime: undefined}]), old, 'status'), ['status.conditions[0].lastTransitionTime: Required value: must be set'])
+    assert.deepEqual(update(C, withConditions([ready, {...ready, status: 'False'}]), old, 'status'), ['status.conditions[1].type: Duplicate value: "Ready"'])
+  })
+
   it('ServiceCIDR: spec.cidrs is immutable', () => {
     const old = serviceCIDR(['10.96.0.0/12'])
     none(update(C, serviceCIDR(['10.96.0.0/12']), old))
@@ -308,14 +320,88 @@ describe('StorageVersionMigration', () => {
   })
 
   it('StorageVersionMigration: Succeeded and Failed are never both true, nor Running beside them', () => {
+    const at = '2025-01-01T00:00:00Z'
     const conditions = [
-      {type: 'Succeeded', status: 'True'},
-      {type: 'Running', status: 'True'},
+      {type: 'Succeeded', status: 'True', reason: 'Done', message: '', lastTransitionTime: at},
+      {type: 'Running', status: 'True', reason: 'Busy', message: '', lastTransitionTime: at},
     ]
     const errs = update(M, {...svm({resource: 'secrets'}), status: {conditions}}, svm({resource: 'secrets'}), 'status')
     assert.deepEqual(errs, [
-      'status.conditions: Invalid value: [{"type":"Succeeded","status":"True"},{"type":"Running","status":"True"}]: Running condition cannot be true when success condition is true',
+      `status.conditions: Invalid value: ${JSON.stringify(conditions)}: Running condition cannot be true when success condition is true`,
     ])
+  })
+
+  it('StorageVersionMigration: status.resourceVersion is the resource version as an integer string (not negative), or empty until recorded', () => {
+    const status = (resourceVersion: string) => ({...svm({resource: 'secrets'}), status: {resourceVersion}})
+    const old = svm({resource: 'secrets'})
+    none(update(M, status(''), old, 'status'))
+    none(update(M, status('12345'), old, 'status'))
+    assert.deepEqual(update(M, status('abc'), old, 'status'), [
+      'status.resourceVersion: Invalid value: "abc": failed to parse resource version "abc": strconv.ParseInt: parsing "abc": invalid syntax',
+    ])
+    assert.deepEqual(update(M, status('1.5'), old, 'status'), [
+      'status.resourceVersion: Invalid value: "1.5": failed to parse resource version "1.5": strconv.ParseInt: parsing "1.5": invalid syntax',
+    ])
+    assert.deepEqual(update(M, status('99999999999999999999'), old, 'status'), [
+      'status.resourceVersion: Invalid value: "99999999999999999999": failed to parse resource version "99999999999999999999": strconv.ParseInt: parsing "99999999999999999999": value out of range',
+    ])
+    assert.deepEqual(update(M, status('-1'), old, 'status'), ['status.resourceVersion: Invalid value: -1: must be greater than or equal to 0'])
+  })
+
+  it('StorageVersionMigration: status.conditions have the shared Condition shape (type, status True/False/Unknown, lastTransitionTime and a non-empty reason required)', () => {
+    const at = '2025-01-01T00:00:00Z'
+    const withConditions = (conditions: unknown[]) => ({...svm({resource: 'secrets'}), status: {conditions}})
+    const old = svm({resource: 'secrets'})
+    none(update(M, withConditions([{type: 'Running', status: 'True', reason: 'MigrationRunning', message: '', lastTransitionTime: at}]), old, 'status'))
+    assert.deepEqual(update(M, withConditions([{type: 'Running', status: 'Yes'}]), old, 'status'), [
+      'status.conditions[0].status: Unsupported value: "Yes": supported values: "False", "True", "Unknown"',
+      'status.conditions[0].lastTransitionTime: Required value: must be set',
+      'status.conditions[0].reason: Required value: must be set',
+    ])
+  })
+})
+
+// ---------- Condition (document 1's shared shape) ----------
+
+describe('Condition', () => {
+  const at = '2025-01-01T00:00:00Z'
+  const ok = {type: 'Ready', status: 'True', reason: 'AllGood', message: '', lastTransitionTime: at}
+  const check = (condition: unknown) => validateConditions([condition], 'status.conditions').map(formatFieldError)
+
+  it('Condition: type is required, CamelCase or <domain>/CamelCase (a qualified name)', () => {
+    none(check({...ok, type: 'example.com/Ready'}))
+    has(check({...ok, type: ''}), 'status.conditions[0].type: Invalid value: "": name part must be non-empty')
+    has(check({...ok, type: 'not ready'}), `status.conditions[0].type: Invalid value: "not ready": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`)
+  })
+
+  it('Condition: status is required, True, False or Unknown', () => {
+    none(check({...ok, status: 'Unknown'}))
+    assert.deepEqual(check({...ok, status: undefined}), ['status.conditions[0].status: Unsupported value: "": supported values: "False", "True", "Unknown"'])
+  })
+
+  it('Condition: lastTransitionTime is required', () => {
+    assert.deepEqual(check({...ok, lastTransitionTime: undefined}), ['status.conditions[0].lastTransitionTime: Required value: must be set'])
+    assert.deepEqual(check({...ok, lastTransitionTime: '0001-01-01T00:00:00Z'}), ['status.conditions[0].lastTransitionTime: Required value: must be set'])
+  })
+
+  it('Condition: reason is a programmatic CamelCase identifier; may not be empty', () => {
+    none(check({...ok, reason: 'ReasonA,ReasonB:C_d'}))
+    assert.deepEqual(check({...ok, reason: ''}), ['status.conditions[0].reason: Required value: must be set'])
+    assert.deepEqual(check({...ok, reason: 'not camel'}), [
+      `status.conditions[0].reason: Invalid value: "not camel": a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')`,
+    ])
+    assert.deepEqual(check({...ok, reason: 'R'.repeat(1025)}), ['status.conditions[0].reason: Too long: may not be more than 1024 bytes'])
+  })
+
+  it('Condition: message is human-readable; may be an empty string (at most 32 KiB)', () => {
+    none(check({...ok, message: ''}))
+    none(check({...ok, message: undefined}))
+    assert.deepEqual(check({...ok, message: 'm'.repeat(32 * 1024 + 1)}), ['status.conditions[0].message: Too long: may not be more than 32768 bytes'])
+  })
+
+  it('Condition: observedGeneration, when set, is not negative', () => {
+    none(check({...ok, observedGeneration: 3}))
+    assert.deepEqual(check({...ok, observedGeneration: -1}), ['status.conditions[0].observedGeneration: Invalid value: -1: must be greater than or equal to zero'])
   })
 })
 

@@ -188,7 +188,7 @@ describe('@kubernetes/client-node 1.x against orch', () => {
       assert.match(created.metadata?.uid ?? '', /^[0-9a-f-]{36}$/)
       assert.match(created.metadata?.resourceVersion ?? '', /^\d+$/)
       assert.ok(created.metadata?.creationTimestamp instanceof Date)
-      assert.deepEqual(created.metadata?.labels, {a: '1'})
+      assert.deepEqual(created.metadata?.labels, {a: '1', 'orch.io/metadata.name': 'cn-create'}, 'SetDefaults_Namespace adds the name label')
       assert.equal(created.status?.phase, 'Active')
     })
 
@@ -225,7 +225,7 @@ describe('@kubernetes/client-node 1.x against orch', () => {
         name: 'cn-replace',
         body: {...created, metadata: {...created.metadata, labels: {replaced: 'yes'}}},
       })
-      assert.deepEqual(replaced.metadata?.labels, {replaced: 'yes'})
+      assert.deepEqual(replaced.metadata?.labels, {replaced: 'yes', 'orch.io/metadata.name': 'cn-replace'})
       assert.equal(replaced.metadata?.uid, created.metadata?.uid)
       assert.notEqual(replaced.metadata?.resourceVersion, created.metadata?.resourceVersion)
       const stale = core.replaceNamespace({name: 'cn-replace', body: {...created, metadata: {...created.metadata, labels: {stale: 'yes'}}}})
@@ -239,7 +239,7 @@ describe('@kubernetes/client-node 1.x against orch', () => {
         {name: 'cn-jsonpatch', body: [{op: 'add', path: '/metadata/labels', value: {team: 'blue'}}]},
         jsonPatch,
       )
-      assert.deepEqual(patched.metadata?.labels, {team: 'blue'})
+      assert.deepEqual(patched.metadata?.labels, {team: 'blue', 'orch.io/metadata.name': 'cn-jsonpatch'})
       const tested = core.patchNamespace({name: 'cn-jsonpatch', body: [{op: 'test', path: '/metadata/labels/team', value: 'red'}]}, jsonPatch)
       await rejectsWith(tested, 422, 'Invalid')
     })
@@ -247,7 +247,7 @@ describe('@kubernetes/client-node 1.x against orch', () => {
     it('patchNamespace with a merge patch (application/merge-patch+json): null removes a key', async () => {
       await core.createNamespace({body: {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'cn-mergepatch', labels: {a: '1', b: '2'}}}})
       const patched = await core.patchNamespace({name: 'cn-mergepatch', body: {metadata: {labels: {a: null, c: '3'}}}}, mergePatch)
-      assert.deepEqual(patched.metadata?.labels, {b: '2', c: '3'})
+      assert.deepEqual(patched.metadata?.labels, {b: '2', 'orch.io/metadata.name': 'cn-mergepatch', c: '3'})
     })
 
     it('deleteNamespace answers 200 with the Namespace, now Terminating; the namespace then goes away', async () => {

@@ -118,7 +118,7 @@ describe('API core: standard operations', () => {
     await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'uncond'}})
     const result = await api('PUT', '/api/v1/namespaces/uncond', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'uncond', labels: {a: 'b'}}})
     assert.equal(result.status, 200, result.text)
-    assert.deepEqual(result.json.metadata.labels, {a: 'b'})
+    assert.deepEqual(result.json.metadata.labels, {a: 'b', 'orch.io/metadata.name': 'uncond'})
     // a Lease does not allow it (leaseStrategy): still 422
     await api('POST', '/apis/coordination.orch.io/v1/namespaces/default/leases', {metadata: {name: 'uncond'}, spec: {}})
     const lease = await api('PUT', '/apis/coordination.orch.io/v1/namespaces/default/leases/uncond', {metadata: {name: 'uncond'}, spec: {holderIdentity: 'x'}})
@@ -325,12 +325,12 @@ describe('API core: standard operations', () => {
     const viaMain = await api('PUT', '/api/v1/namespaces/st', {...ns, metadata: {...ns.metadata, labels: {a: 'b'}}, status: {phase: 'Terminating'}})
     assert.equal(viaMain.status, 200, viaMain.text)
     assert.equal(viaMain.json.status.phase, 'Active')
-    assert.deepEqual(viaMain.json.metadata.labels, {a: 'b'})
+    assert.deepEqual(viaMain.json.metadata.labels, {a: 'b', 'orch.io/metadata.name': 'st'})
     const conditions = [{type: 'Example', status: 'True'}]
     const viaStatus = await api('PUT', '/api/v1/namespaces/st/status', {...viaMain.json, metadata: {...viaMain.json.metadata, labels: {c: 'd'}}, status: {phase: 'Active', conditions}})
     assert.equal(viaStatus.status, 200, viaStatus.text)
     assert.deepEqual(viaStatus.json.status.conditions, conditions)
-    assert.deepEqual(viaStatus.json.metadata.labels, {a: 'b'})
+    assert.deepEqual(viaStatus.json.metadata.labels, {a: 'b', 'orch.io/metadata.name': 'st'})
   })
 
   it('a patch that renames the object or moves it to another namespace is 400 (Kubernetes\' checkName), never silently ignored', async () => {

@@ -50,6 +50,37 @@ describe('namespace lifecycle', () => {
     assert.equal(terminating.json.status.phase, 'Active')
   })
 
+  it('every namespace, the ones of the first start too, carries the label orch.io/metadata.name=<name>, set again on every update (SetDefaults_Namespace)', async () => {
+    for (const name of ['default', 'orch-system', 'orch-public', 'orch-node-lease']) {
+      const ns = (await api('GET', `/api/v1/namespaces/${name}`)).json
+      assert.equal(ns.metadata.labels?.['orch.io/metadata.name'], name, name)
+    }
+    const created = await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'named', labels: {'orch.io/metadata.name': 'other'}}})
+    assert.deepEqual(created.json.metadata.labels, {'orch.io/metadata.name': 'named'})
+    const patched = await api('PATCH', '/api/v1/namespaces/named', [{op: 'remove', path: '/metadata/labels'}], {'Content-Type': 'application/json-patch+json'})
+    assert.equal(patched.status, 200, patched.text)
+    assert.deepEqual(patched.json.metadata.labels, {'orch.io/metadata.name': 'named'})
+    const selected = (await api('GET', '/api/v1/namespaces?labelSelector=orch.io%2Fmetadata.name%3Dnamed')).json
+    assert.deepEqual(selected.items.map((n: any) => n.metadata.name), ['named'])
+  })
+
+  it('a plain update (PUT or PATCH of the namespace) keeps spec.finalizers, which only /finalize changes; so deleting the namespace still removes its content (namespaceStrategy.PrepareForUpdate)', async () => {
+    await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'kept'}})
+    for (const name of ['a', 'b']) {
+      assert.equal((await api('POST', '/api/v1/namespaces/kept/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name}})).status, 201)
+    }
+    const ns = (await api('GET', '/api/v1/namespaces/kept')).json
+    const put = await api('PUT', '/api/v1/namespaces/kept', {...ns, spec: {finalizers: []}})
+    assert.equal(put.status, 200, put.text)
+    assert.deepEqual(put.json.spec.finalizers, ['orch'])
+    const patched = await api('PATCH', '/api/v1/namespaces/kept', {spec: {finalizers: null}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(patched.status, 200, patched.text)
+    assert.deepEqual(patched.json.spec.finalizers, ['orch'])
+    await api('DELETE', '/api/v1/namespaces/kept')
+    await waitForNamespaceGone('kept')
+    assert.deepEqual((await api('GET', '/api/v1/namespaces/kept/configmaps')).json.items, [], 'the namespace controller emptied it before it went')
+  })
+
   it('deleting a namespace removes what is in it, then the namespace itself', async () => {
     await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'doomed'}})
     for (const name of ['a', 'b', 'c']) {
@@ -69,14 +100,19 @@ describe('namespace lifecycle', () => {
     assert.equal((await api('GET', '/api/v1/namespaces/doomed/configmaps')).json.items.length, 0)
   })
 
-  it('creating in a Terminating namespace is 403 Forbidden', async () => {
+  it('creating in a Terminating namespace is 403 Forbidden naming the object, with a NamespaceTerminating cause at metadata.namespace (NamespaceLifecycle)', async () => {
     await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'held'}})
     await api('POST', '/api/v1/namespaces/held/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'pin', finalizers: ['example.com/pin']}})
     await api('DELETE', '/api/v1/namespaces/held')
     const refused = await api('POST', '/api/v1/namespaces/held/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'late'}})
     assert.equal(refused.status, 403, refused.text)
     assert.equal(refused.json.reason, 'Forbidden')
-    assert.match(refused.json.message, /unable to create new content in namespace held because it is being terminated/)
+    assert.equal(refused.json.message, 'configmaps "late" is forbidden: unable to create new content in namespace held because it is being terminated')
+    assert.deepEqual(refused.json.details, {
+      name: 'late',
+      kind: 'configmaps',
+      causes: [{reason: 'NamespaceTerminating', message: 'namespace held is being terminated', field: 'metadata.namespace'}],
+    })
   })
 
   it('objects with finalizers hold the namespace; conditions say what remains; removing the finalizer lets it go', async () => {

@@ -81,6 +81,19 @@ describe('node lifecycle controller', () => {
     assert.equal(node.status.conditions.find((c: any) => c.type === 'MemoryPressure').status, 'Unknown')
   })
 
+  it('conditions the agent never posted are added as Unknown (NodeStatusNeverUpdated) with the node\'s creationTimestamp as lastHeartbeatTime', async () => {
+    // createNode posts Ready and MemoryPressure only
+    const created = await createNode('half-reported', 'True')
+    const node = await waitForNode('half-reported', (n) => readyOf(n).status === 'Unknown')
+    for (const type of ['DiskPressure', 'PIDPressure']) {
+      const condition = node.status.conditions.find((c: any) => c.type === type)
+      assert.equal(condition.status, 'Unknown', type)
+      assert.equal(condition.reason, 'NodeStatusNeverUpdated', type)
+      assert.equal(condition.lastHeartbeatTime, created.metadata.creationTimestamp, type)
+      assert.ok(condition.lastTransitionTime, type)
+    }
+  })
+
   /** What an agent does while it lives: renews its node's Lease, here every 100 ms, until stopped. */
   async function keepRenewingLease(name: string): Promise<() => Promise<void>> {
     const path = `/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases`

@@ -135,6 +135,37 @@ describe('StorageVersionMigration', () => {
     assert.equal(after.data.i, '0')
   })
 
+  it('create clears status, so a forged Succeeded condition cannot stop the migration (svm.Status = {} on create)', async () => {
+    const forged = {
+      conditions: [{type: 'Succeeded', status: 'True', reason: 'Forged', message: 'nothing to do', lastTransitionTime: '2025-01-01T00:00:00Z'}],
+      resourceVersion: '1',
+    }
+    const created = await api('POST', SVM, {apiVersion: 'storagemigration.orch.io/v1beta1', kind: 'StorageVersionMigration', metadata: {name: 'forged'}, spec: {resource: {group: '', resource: 'configmaps'}}, status: forged})
+    assert.equal(created.status, 201, created.text)
+    assert.deepEqual(created.json.status, {})
+    const done = await waitForCondition('forged', 'Succeeded')
+    assert.notEqual(done.status.conditions.find((c: any) => c.type === 'Succeeded').reason, 'Forged')
+    assert.equal(done.status.conditions.find((c: any) => c.type === 'Running')?.status, 'False', 'the migrator ran it')
+    assert.notEqual(done.status.resourceVersion, '1')
+  })
+
+  it('/status is validated as Kubernetes\' v1beta1 does: conditions of the shared Condition shape, status.resourceVersion an integer', async () => {
+    const created = await api('POST', SVM, {apiVersion: 'storagemigration.orch.io/v1beta1', kind: 'StorageVersionMigration', metadata: {name: 'shaped'}, spec: {resource: {group: 'example.com', resource: 'gadgets'}}})
+    assert.equal(created.status, 201, created.text)
+    // no resourceVersion precondition: the migrator may write the status meanwhile
+    const body = {...created.json, metadata: {name: 'shaped'}, status: {resourceVersion: 'latest', conditions: [{type: 'Running', status: 'True'}]}}
+    const refused = await api('PUT', `${SVM}/shaped/status`, body)
+    assert.equal(refused.status, 422, refused.text)
+    const causes = refused.json.details.causes.map((c: any) => `${c.field}: ${c.message}`)
+    for (const cause of [
+      'status.resourceVersion: Invalid value: "latest": failed to parse resource version "latest": strconv.ParseInt: parsing "latest": invalid syntax',
+      'status.conditions[0].lastTransitionTime: Required value: must be set',
+      'status.conditions[0].reason: Required value: must be set',
+    ]) {
+      assert.ok(causes.includes(cause), `${cause} among ${JSON.stringify(causes)}`)
+    }
+  })
+
   it('a migration of an unknown resource fails with a reason', async () => {
     await api('POST', SVM, {apiVersion: 'storagemigration.orch.io/v1beta1', kind: 'StorageVersionMigration', metadata: {name: 'nope'}, spec: {resource: {group: 'example.com', resource: 'widgets'}}})
     const failed = await waitForCondition('nope', 'Failed')

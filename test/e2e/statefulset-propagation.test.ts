@@ -1,7 +1,8 @@
 // Deletion propagation for StatefulSets (DeleteOptions.propagationPolicy and the deprecated
 // orphanDependents): the API server marks the set with the orphan or foregroundDeletion finalizer, as
-// Kubernetes' registry does, and the StatefulSet controller (standing in for the garbage collector)
-// orphans or deletes the set's dependents before the finalizer goes. Every wait is a watch.
+// Kubernetes' registry does for every kind, and the garbage collector orphans or deletes the set's
+// dependents before the finalizer goes (the StatefulSet controller leaves a set being deleted alone).
+// Every wait is a watch.
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import {call, openWatch, waitForCollection, type HttpResult} from '../support/http.js'
@@ -37,11 +38,11 @@ function client(server: () => OrchServer) {
   return {api, ok, waitUntil, namespace}
 }
 
-describe('StatefulSet deletion propagation with the controller', () => {
+describe('StatefulSet deletion propagation with the StatefulSet controller and the garbage collector', () => {
   let server: OrchServer
   const {api, ok, waitUntil, namespace} = client(() => server)
   before(async () => {
-    server = await startOrchServer(['--controllers', 'statefulset'])
+    server = await startOrchServer(['--controllers', 'statefulset,garbagecollector'])
   })
   after(async () => server.cleanup())
 
@@ -229,13 +230,20 @@ describe('StatefulSet deletion propagation in the API server (no controller runs
     assert.equal(stored.metadata.deletionTimestamp, undefined)
   })
 
-  it('kinds whose dependents nothing collects go at once whatever the policy: a ConfigMap deleted with Orphan or Foreground is gone', async () => {
+  it('every kind is marked, not only StatefulSets: a ConfigMap deleted with Orphan or Foreground carries the finalizer (with no collector running, it stays)', async () => {
     const ns = await namespace('plain')
-    for (const policy of ['Orphan', 'Foreground']) {
+    for (const [policy, finalizer] of [['Orphan', 'orphan'], ['Foreground', 'foregroundDeletion']]) {
       const name = `cm-${policy.toLowerCase()}`
       await ok('POST', `/api/v1/namespaces/${ns}/configmaps`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name}})
       const deleted = await api('DELETE', `/api/v1/namespaces/${ns}/configmaps/${name}`, deleteOptions({propagationPolicy: policy}))
       assert.equal(deleted.status, 200, deleted.text)
+      assert.deepEqual(deleted.json.metadata.finalizers, [finalizer])
+      assert.ok(deleted.json.metadata.deletionTimestamp)
+      const stored = await ok('GET', `/api/v1/namespaces/${ns}/configmaps/${name}`)
+      assert.deepEqual(stored.metadata.finalizers, [finalizer])
+      // Background takes the finalizer off again, and the object goes
+      const gone = await api('DELETE', `/api/v1/namespaces/${ns}/configmaps/${name}`, deleteOptions({propagationPolicy: 'Background'}))
+      assert.equal(gone.status, 200, gone.text)
       assert.equal((await api('GET', `/api/v1/namespaces/${ns}/configmaps/${name}`)).status, 404)
     }
   })

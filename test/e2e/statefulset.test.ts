@@ -428,6 +428,38 @@ describe('StatefulSet controller', () => {
     assert.equal(worst, 2)
   })
 
+  it('updateStrategy.rollingUpdate.maxUnavailable: "default 1; beta, enabled by default"; with MaxUnavailableStatefulSet=false it is dropped unless the stored set already uses it', {timeout: 90_000}, async () => {
+    const ns = await namespace('maxunavailable-default')
+    const created = await ok('POST', setsPath(ns), statefulSet('web', {replicas: 0}))
+    assert.deepEqual(created.spec.updateStrategy, {type: 'RollingUpdate', rollingUpdate: {partition: 0, maxUnavailable: 1}})
+    const dataDir = tempDir()
+    let other: RunningOrch | undefined
+    try {
+      // stored while the gate is on ...
+      other = await startOrchServer(['--controllers='], {dataDir})
+      base = other.url
+      await namespace('gate')
+      const rolling = (maxUnavailable: number) => ({updateStrategy: {type: 'RollingUpdate', rollingUpdate: {maxUnavailable}}})
+      await ok('POST', setsPath('gate'), statefulSet('early', {replicas: 0, spec: rolling(2)}))
+      await other.cleanup()
+      other = undefined
+      // ... then served with it off
+      other = await startOrchServer(['--controllers=', '--feature-gates', 'MaxUnavailableStatefulSet=false'], {dataDir})
+      base = other.url
+      const late = await ok('POST', setsPath('gate'), statefulSet('late', {replicas: 0, spec: rolling(2)}))
+      assert.deepEqual(late.spec.updateStrategy.rollingUpdate, {partition: 0}, 'dropped on create, no default')
+      const lateUpdate = await ok('PUT', `${setsPath('gate')}/late`, {...late, spec: {...late.spec, ...rolling(3)}})
+      assert.deepEqual(lateUpdate.spec.updateStrategy.rollingUpdate, {partition: 0}, 'dropped on update')
+      const early = await ok('GET', `${setsPath('gate')}/early`)
+      const earlyUpdate = await ok('PUT', `${setsPath('gate')}/early`, {...early, spec: {...early.spec, ...rolling(3)}})
+      assert.equal(earlyUpdate.spec.updateStrategy.rollingUpdate.maxUnavailable, 3, 'kept: the stored set uses it')
+    } finally {
+      await other?.cleanup()
+      base = server.url
+      rmSync(dataDir, {recursive: true, force: true})
+    }
+  })
+
   it('OnDelete: a template change deletes nothing; a pod deleted by hand comes back at the update revision', TIMEOUT, async () => {
     const ns = await namespace('ondelete')
     const agent = await startAgent(ns)

@@ -1,7 +1,7 @@
 // StatefulSet (apps/v1, namespaced): document 2.
 import {ageColumn} from '../columns.js'
 import {labelSelector, objectMeta} from '../meta.js'
-import type {AnyObject, KindDeclaration, ObjectSchema} from '../types.js'
+import type {AnyObject, KindDeclaration, ObjectSchema, RequestContext} from '../types.js'
 import {persistentVolumeClaimSchema} from '../core/persistentvolumeclaim.js'
 import {defaultPersistentVolumeClaim} from '../core/persistentvolumeclaim-spec.js'
 import {defaultPodSpec, podTemplateSpec} from '../core/pod-spec.js'
@@ -91,8 +91,9 @@ const statefulSetStatus: ObjectSchema = {
 }
 
 /**
- * SetDefaults_StatefulSet, then the template's PodSpec and the claim templates' defaults. maxUnavailable
- * stays unset: Kubernetes' defaulting leaves it, the controller reads nil as 1. Idempotent.
+ * SetDefaults_StatefulSet, then the template's PodSpec and the claim templates' defaults. Idempotent.
+ * rollingUpdate.maxUnavailable is not set here: its default (1) depends on the MaxUnavailableStatefulSet
+ * gate, which defaults cannot see, so prepareMaxUnavailable applies it on create and update.
  */
 function defaultStatefulSet(object: AnyObject): void {
   const spec = (object.spec ??= {})
@@ -118,6 +119,24 @@ function defaultStatefulSet(object: AnyObject): void {
   for (const claim of Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : []) defaultPersistentVolumeClaim(claim)
 }
 
+/**
+ * spec.updateStrategy.rollingUpdate.maxUnavailable and the MaxUnavailableStatefulSet gate (document 2:
+ * "default 1; beta, enabled by default"). Gate on: SetDefaults_StatefulSet's default of 1 for a
+ * RollingUpdate strategy with a rollingUpdate block. Gate off: dropStatefulSetDisabledFields clears the
+ * field on create, and on update unless the stored object (`old`) already uses it.
+ */
+function prepareMaxUnavailable(object: AnyObject, old: AnyObject | undefined, context: RequestContext): void {
+  const rollingUpdate = object.spec?.updateStrategy?.rollingUpdate
+  if (!rollingUpdate || typeof rollingUpdate !== 'object') return
+  // beta, so on unless --feature-gates turned it off
+  if (context.gates?.['MaxUnavailableStatefulSet'] !== false) {
+    if (object.spec.updateStrategy.type === 'RollingUpdate') rollingUpdate.maxUnavailable ??= 1
+    return
+  }
+  if (old?.spec?.updateStrategy?.rollingUpdate?.maxUnavailable != null) return
+  delete rollingUpdate.maxUnavailable
+}
+
 /** kubectl's wide CONTAINERS and IMAGES: the template's container names and images, comma separated */
 function containerCells(o: AnyObject): {names: string; images: string} {
   const containers: any[] = o.spec?.template?.spec?.containers ?? []
@@ -139,7 +158,6 @@ export const statefulSet: KindDeclaration = {
     {name: 'scale', verbs: ['get', 'patch', 'update'], kind: {group: 'autoscaling', version: 'v1', kind: 'Scale'}, writes: 'custom'},
   ],
   hasStatus: true,
-  collectsDependents: true,
   generationFields: ['spec'],
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
@@ -153,9 +171,14 @@ export const statefulSet: KindDeclaration = {
     },
   },
   defaults: defaultStatefulSet,
-  prepareForCreate(object) {
+  prepareForCreate(object, context) {
     // an empty StatefulSetStatus: its two non-omitempty counters
     object.status = {replicas: 0, availableReplicas: 0}
+    prepareMaxUnavailable(object, undefined, context)
+  },
+  prepareForUpdate(object, old, context) {
+    // /status keeps the stored spec
+    if (!context.subresource) prepareMaxUnavailable(object, old, context)
   },
   prepareSubresourceUpdate(subresource, object, old) {
     // scale: a Scale body sets spec.replicas; everything else stays as stored

@@ -3,6 +3,9 @@ import {ageColumn} from '../columns.js'
 import {objectMeta} from '../meta.js'
 import type {KindDeclaration, ObjectSchema} from '../types.js'
 
+/** The label every namespace carries with its own name (Kubernetes' `kubernetes.io/metadata.name`). */
+export const NAMESPACE_NAME_LABEL = 'orch.io/metadata.name'
+
 const namespaceCondition: ObjectSchema = {
   type: 'object',
   name: 'NamespaceCondition',
@@ -43,6 +46,16 @@ export const namespace: KindDeclaration = {
     const finalizers: unknown[] = Array.isArray(object.spec?.finalizers) ? object.spec.finalizers : []
     if (!finalizers.includes('orch')) object.spec = {...object.spec, finalizers: [...finalizers, 'orch']}
   },
+  // Kubernetes' namespaceStrategy.PrepareForUpdate: an update of the namespace itself (PUT, PATCH,
+  // apply) keeps the stored spec.finalizers, which only /finalize changes (status, as for every kind
+  // with a status subresource, changes only through /status). Otherwise a plain update could drop
+  // the orch finalizer, and deleting the namespace would then leave its content behind.
+  prepareForUpdate(object, old, context) {
+    if (context.subresource) return
+    const spec = (object.spec ??= {})
+    if (old.spec?.finalizers === undefined) delete spec.finalizers
+    else spec.finalizers = structuredClone(old.spec.finalizers)
+  },
   generationFields: [],
   schema: {
     type: 'object',
@@ -67,6 +80,13 @@ export const namespace: KindDeclaration = {
     },
   },
   defaults(object) {
+    // SetDefaults_Namespace (and namespaceStrategy.Canonicalize): every namespace is labelled with
+    // its own name, on create and again on every update, whatever the request said. The registry
+    // has the final name (generateName resolved) before it defaults.
+    const name = object.metadata?.name
+    if (typeof name === 'string' && name !== '') {
+      object.metadata!.labels = {...(object.metadata!.labels ?? {}), [NAMESPACE_NAME_LABEL]: name}
+    }
     object.spec ??= {}
     object.spec.finalizers ??= ['orch']
     object.status ??= {}

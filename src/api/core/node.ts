@@ -222,6 +222,30 @@ const NODE_INFO_STRINGS = [
   'architecture',
 ]
 
+/**
+ * podCIDR and podCIDRs as Kubernetes' v1 conversion keeps them: podCIDRs[0] is filled from a lone
+ * podCIDR, and podCIDR from podCIDRs[0]. When both are given and differ they stay as sent, for
+ * validation's "entry 0 equals podCIDR" rule (document 2) to refuse.
+ */
+function syncPodCIDRs(object: AnyObject): void {
+  const spec = object.spec
+  if (!spec || typeof spec !== 'object') return
+  const cidrs: unknown[] = Array.isArray(spec.podCIDRs) ? spec.podCIDRs : []
+  const podCIDR = typeof spec.podCIDR === 'string' ? spec.podCIDR : ''
+  if (cidrs.length === 0 && podCIDR !== '') spec.podCIDRs = [podCIDR]
+  else if (cidrs.length > 0 && podCIDR === '' && typeof cidrs[0] === 'string') spec.podCIDR = cidrs[0]
+}
+
+/** nodeStrategy's WarningsOnCreate / WarningsOnUpdate (fieldIsDeprecatedWarnings), for deprecated spec fields still set. */
+function deprecatedFieldWarnings(object: AnyObject): string[] {
+  const warnings: string[] = []
+  if (object.spec?.configSource != null) warnings.push('spec.configSource: the feature is removed')
+  if (typeof object.spec?.externalID === 'string' && object.spec.externalID !== '') {
+    warnings.push('spec.externalID: this field is deprecated, and is unused by orch')
+  }
+  return warnings
+}
+
 export const node: KindDeclaration = {
   group: '',
   version: 'v1',
@@ -250,6 +274,7 @@ export const node: KindDeclaration = {
     },
   },
   defaults(object) {
+    syncPodCIDRs(object)
     // SetDefaults_NodeStatus: allocatable defaults to capacity
     const status = object.status
     if (status && typeof status === 'object' && status.allocatable == null && status.capacity && typeof status.capacity === 'object') {
@@ -261,6 +286,24 @@ export const node: KindDeclaration = {
       status.nodeInfo ??= Object.fromEntries(NODE_INFO_STRINGS.map((f) => [f, '']))
     }
   },
+  // nodeStrategy.PrepareForCreate (dropDisabledFields): the dynamic agent configuration feature is
+  // gone, so a new node keeps neither spec.configSource nor status.config
+  prepareForCreate(object) {
+    if (object.spec && typeof object.spec === 'object') delete object.spec.configSource
+    if (object.status && typeof object.status === 'object') delete object.status.config
+  },
+  // nodeStrategy.PrepareForUpdate drops spec.configSource unless the stored node has one;
+  // nodeStatusStrategy.PrepareForUpdate drops status.config unless the stored node has one
+  prepareForUpdate(object, old, context) {
+    if (context.subresource === 'status') {
+      if (old.status?.config == null && object.status && typeof object.status === 'object') delete object.status.config
+      return
+    }
+    if (context.subresource) return
+    if (old.spec?.configSource == null && object.spec && typeof object.spec === 'object') delete object.spec.configSource
+  },
+  warningsOnCreate: (object) => deprecatedFieldWarnings(object),
+  warningsOnUpdate: (object) => deprecatedFieldWarnings(object),
   columns: [
     {name: 'Status', type: 'string', description: 'The status of the node', priority: 0, cell: (o) => nodeStatusText(o)},
     {name: 'Roles', type: 'string', description: 'The roles of the node', priority: 0, cell: (o) => nodeRoles(o)},

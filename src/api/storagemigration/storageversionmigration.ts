@@ -12,6 +12,11 @@ export const storageVersionMigration: KindDeclaration = {
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
   subresources: [{name: 'status', verbs: ['get', 'patch', 'update'], writes: 'status'}],
   hasStatus: true,
+  // Kubernetes' strategy.PrepareForCreate: a new migration starts with an empty status whatever it
+  // was sent with, so a forged Succeeded / Failed condition or resourceVersion cannot stop or skew it
+  prepareForCreate(object) {
+    object.status = {}
+  },
   generationFields: [],
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: false,

@@ -6,9 +6,12 @@
 //   - a lone `podCIDR` is checked as `spec.podCIDRs[0]` (Kubernetes' internal Node has only podCIDRs);
 //   - capacity and allocatable entries are `status.capacity.<name>` (a child path, not `[name]`).
 // Added by document 2 where Kubernetes has no check (messages in Kubernetes' style):
-//   - podCIDRs[0] must equal podCIDR when both are given (Kubernetes silently prefers podCIDR);
+//   - podCIDRs[0] must equal podCIDR when both are given (Kubernetes silently prefers podCIDRs; when
+//     only one is given the declaration's defaults fill the other, as Kubernetes' conversion does);
 //   - providerID has the form `<ProviderName>://<ProviderSpecificNodeID>`;
-//   - configSource and status.config are checked on create as well as on update;
+//   - configSource and status.config are checked wherever present (Kubernetes checks them on update
+//     only); the Node strategy drops both on create and unless already stored on update, so through
+//     the API they are checked on updates of nodes that still have them;
 //   - status.addresses entries need an address and a known type;
 //   - daemonEndpoints.agentEndpoint.Port lies in 0..65535 (0: not yet known).
 import type {AnyObject, FieldError, RequestContext} from '../../api/types.js'
