@@ -1,6 +1,9 @@
 // Validating admission webhooks: for each matching webhook of every ValidatingWebhookConfiguration,
-// an `admission.orch.io/v1` AdmissionReview is POSTed over TLS (verified with the caBundle, else the
-// system roots), all webhooks in parallel. A denial answers the request with the webhook's status
+// an AdmissionReview is POSTed over TLS (verified with the caBundle, else the system roots) to the
+// webhook's URL with `?timeout=<timeoutSeconds>s`, all webhooks in parallel. Its version is the first
+// of the webhook's admissionReviewVersions orch supports — `admission.orch.io/v1` or `v1beta1`, of the
+// same shape — and the answer must be an AdmissionReview of that version (a v1 answer also with the
+// request's uid, as Kubernetes checks it). A denial answers the request with the webhook's status
 // (`admission webhook "NAME" denied the request: MESSAGE`); a webhook that cannot be called, times
 // out or answers garbage obeys its failurePolicy (Fail: 500, Ignore: skipped and logged). A dry-run
 // request matching a webhook with side effects (Some, Unknown) is refused without calling it.
@@ -13,8 +16,10 @@ import {ApiError, type StatusReason} from '../machinery/status.js'
 import {namespaceSelectorMatches, objectSelectorMatches, ruleMatches, type Rule} from './matching.js'
 import type {AdmissionAttributes, ValidatingPlugin} from './types.js'
 
-export const ADMISSION_GROUP_VERSION = 'admission.orch.io/v1'
-const SUPPORTED_REVIEW_VERSIONS = ['v1', 'v1beta1']
+export const ADMISSION_GROUP = 'admission.orch.io'
+export const ADMISSION_GROUP_VERSION = `${ADMISSION_GROUP}/v1`
+/** The AdmissionReview versions orch sends, in no order of preference: the webhook's list decides. */
+export const SUPPORTED_REVIEW_VERSIONS = ['v1', 'v1beta1']
 /** how much of a response body is read at most */
 const MAX_RESPONSE_BYTES = 3 * 1024 * 1024
 
@@ -53,8 +58,9 @@ export function isWebhookConfigurationResource(attributes: AdmissionAttributes):
   return group === 'admissionregistration.orch.io' && (resource === 'validatingwebhookconfigurations' || resource === 'mutatingwebhookconfigurations')
 }
 
-/** The AdmissionReview request Kubernetes sends (request kinds equal the kinds: no conversion). */
-export function admissionReview(uid: string, attributes: AdmissionAttributes): AnyObject {
+/** The AdmissionReview request Kubernetes sends (request kinds equal the kinds: no conversion), in
+ *  `version` (v1 and v1beta1 have the same shape). */
+export function admissionReview(uid: string, attributes: AdmissionAttributes, version = 'v1'): AnyObject {
   const request: Record<string, unknown> = {
     uid,
     kind: attributes.kind,
@@ -74,7 +80,40 @@ export function admissionReview(uid: string, attributes: AdmissionAttributes): A
     request.requestSubResource = attributes.subresource
   }
   if (attributes.namespace) request.namespace = attributes.namespace
-  return {apiVersion: ADMISSION_GROUP_VERSION, kind: 'AdmissionReview', request}
+  return {apiVersion: `${ADMISSION_GROUP}/${version}`, kind: 'AdmissionReview', request}
+}
+
+/** The first of a webhook's admissionReviewVersions orch supports (undefined: none). */
+export function reviewVersionFor(webhook: AnyObject): string | undefined {
+  const versions: unknown[] = Array.isArray(webhook.admissionReviewVersions) ? webhook.admissionReviewVersions : []
+  return versions.find((v): v is string => typeof v === 'string' && SUPPORTED_REVIEW_VERSIONS.includes(v))
+}
+
+/** apimachinery's GroupVersionKind.String() of an object's apiVersion and kind. */
+function gvkOf(object: AnyObject): string {
+  const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : ''
+  const slash = apiVersion.indexOf('/')
+  const [group, version] = slash < 0 ? ['', apiVersion] : [apiVersion.slice(0, slash), apiVersion.slice(slash + 1)]
+  return `${group}/${version}, Kind=${typeof object.kind === 'string' ? object.kind : ''}`
+}
+
+/** Kubernetes' VerifyAdmissionResponse for a validating webhook: why the answer is not usable
+ *  (undefined: it is). A v1 review must carry the request's uid; both versions must answer in the
+ *  version they were asked in. */
+export function responseProblem(answer: AnyObject, version: string, uid: string): string | undefined {
+  const response = answer.response
+  if (typeof response !== 'object' || response === null) return 'webhook response was absent'
+  if (version === 'v1' && response.uid !== uid) return `expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(String(response.uid ?? ''))}`
+  const expected = `${ADMISSION_GROUP}/${version}, Kind=AdmissionReview`
+  if (gvkOf(answer) !== expected) return `expected webhook response of ${expected}, got ${gvkOf(answer)}`
+  if (version === 'v1' && response.patch !== undefined && response.patch !== null && response.patch !== '') return 'validating webhook may not return response.patch'
+  if (version === 'v1' && response.patchType !== undefined && response.patchType !== null) return 'validating webhook may not return response.patchType'
+  return undefined
+}
+
+/** The timeout Kubernetes' webhook client sends as `?timeout=`: timeoutSeconds (default 10) as a Go duration. */
+function timeoutSecondsOf(webhook: AnyObject): number {
+  return typeof webhook.timeoutSeconds === 'number' ? webhook.timeoutSeconds : 10
 }
 
 /** Kubernetes' webhookerrors.ToStatusErr: the webhook's status, at least 400, message prefixed. */
@@ -161,45 +200,50 @@ export class ValidatingWebhookDispatcher implements ValidatingPlugin {
     if (attributes.dryRun && webhook.sideEffects !== 'None' && webhook.sideEffects !== 'NoneOnDryRun') {
       throw new ApiError(400, 'BadRequest', `admission webhook "${name}" does not support dry run`)
     }
-    const versions: string[] = Array.isArray(webhook.admissionReviewVersions) ? webhook.admissionReviewVersions : []
-    if (!versions.some((v) => SUPPORTED_REVIEW_VERSIONS.includes(v))) {
-      return failed(`webhook does not accept known AdmissionReview versions: ${versions.join(', ')}`)
-    }
+    const version = reviewVersionFor(webhook)
+    if (!version) return failed('could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)')
     const uid = randomUUID()
     let answer: AnyObject
     try {
-      answer = await this.call(webhook, admissionReview(uid, attributes))
+      answer = await this.call(webhook, admissionReview(uid, attributes, version))
     } catch (error) {
       if (error instanceof CallError || error instanceof SyntaxError) return failed(`received invalid webhook response: ${error.message}`)
       return failed(`failed to call webhook: Post "${this.target(webhook)}": ${(error as Error).message}`)
     }
+    if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return failed('received invalid webhook response: the answer is not an AdmissionReview object')
+    const problem = responseProblem(answer, version, uid)
+    if (problem) return failed(`received invalid webhook response: ${problem}`)
     const response = answer.response
-    if (answer.kind !== 'AdmissionReview' || typeof response !== 'object' || response === null) {
-      return failed('received invalid webhook response: expected an AdmissionReview with a response')
-    }
-    if (response.uid !== uid) return failed(`received invalid webhook response: expected response.uid="${uid}", got "${response.uid ?? ''}"`)
     for (const warning of Array.isArray(response.warnings) ? response.warnings : []) attributes.warn(String(warning))
     for (const [key, value] of Object.entries(response.auditAnnotations ?? {})) attributes.annotate(`${name}/${key}`, String(value))
     if (response.allowed !== true) throw denial(name, response.status)
   }
 
-  /** The URL a webhook is called at, for messages. */
+  /** The URL a webhook is called at, with its `?timeout=`, for messages. */
   private target(webhook: AnyObject): string {
     const config = webhook.clientConfig ?? {}
-    if (config.url) return config.url
+    const timeout = `?timeout=${timeoutSecondsOf(webhook)}s`
+    if (config.url) return `${config.url}${timeout}`
     const service = config.service ?? {}
-    return `https://${service.name}.${service.namespace}.svc:${service.port ?? 443}${service.path ?? '/'}`
+    return `https://${service.name}.${service.namespace}.svc:${service.port ?? 443}${service.path ?? '/'}${timeout}`
   }
 
   private async call(webhook: AnyObject, review: AnyObject): Promise<AnyObject> {
     const config = webhook.clientConfig ?? {}
     const ca = config.caBundle ? Buffer.from(String(config.caBundle), 'base64').toString('utf8') : undefined
-    const timeoutMs = (typeof webhook.timeoutSeconds === 'number' ? webhook.timeoutSeconds : 10) * 1000
+    const timeoutSeconds = timeoutSecondsOf(webhook)
+    const timeoutMs = timeoutSeconds * 1000
     const body = Buffer.from(JSON.stringify(review))
-    if (config.url) return JSON.parse((await post(new URL(config.url), body, {ca, timeoutMs})).toString('utf8'))
+    if (config.url) {
+      const url = new URL(config.url)
+      // Kubernetes' webhook client tells the webhook its deadline (the URL has no query: validation)
+      url.search = `?timeout=${timeoutSeconds}s`
+      return JSON.parse((await post(url, body, {ca, timeoutMs})).toString('utf8'))
+    }
     const service = config.service ?? {}
     const endpoint = await this.options.resolveService(service.namespace, service.name, service.port ?? 443)
     const url = new URL(`https://${endpoint.servername}${service.path ?? '/'}`)
+    url.search = `?timeout=${timeoutSeconds}s`
     return JSON.parse((await post(url, body, {ca, timeoutMs, host: endpoint.host, port: endpoint.port, servername: endpoint.servername})).toString('utf8'))
   }
 }

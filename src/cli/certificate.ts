@@ -27,8 +27,9 @@ const condition = {
 export function decide(csr: AnyObject, decision: Decision, now = new Date()): {csr: AnyObject; already: boolean} {
   const wanted = condition[decision]
   const conditions: AnyObject[] = Array.isArray(csr.status?.conditions) ? csr.status.conditions : []
+  // kubectl names the condition type it found: `is already Denied`
   if (conditions.some((c) => c?.type === wanted.opposite)) {
-    throw new Error(`certificate signing request "${csr.metadata?.name}" is already ${decision === 'approve' ? 'denied' : 'approved'}`)
+    throw new Error(`certificate signing request "${csr.metadata?.name}" is already ${wanted.opposite}`)
   }
   if (conditions.some((c) => c?.type === wanted.type)) return {csr, already: true}
   const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z')

@@ -1,10 +1,12 @@
-// The webhook dispatcher below the HTTP layer: what it does before any call is made.
+// The webhook dispatcher below the HTTP layer: what it does before any call is made, and the
+// AdmissionReview version and URL of a call to a real HTTPS webhook.
 import assert from 'node:assert/strict'
-import {describe, it} from 'node:test'
+import {after, before, describe, it} from 'node:test'
 import type {AdmissionAttributes} from '../../src/admission/types.js'
 import {ValidatingWebhookDispatcher, admissionReview, denial} from '../../src/admission/webhook.js'
 import {configMap as configMapDeclaration} from '../../src/api/core/configmap.js'
 import {createLogger} from '../../src/machinery/log.js'
+import {startWebhookServer, type WebhookServer} from '../support/webhook-server.js'
 
 function attributes(overrides: Partial<AdmissionAttributes> = {}): AdmissionAttributes {
   return {
@@ -78,5 +80,67 @@ describe('webhook dispatch', () => {
     const review = admissionReview('uid-1', attributes({namespace: '', subresource: 'status'}))
     assert.equal(review.request.subResource, 'status')
     assert.equal(review.request.namespace, undefined)
+  })
+})
+
+describe('AdmissionReview versions and the call (against a real HTTPS webhook)', () => {
+  let hooks: WebhookServer
+  before(async () => {
+    hooks = await startWebhookServer()
+  })
+  after(async () => hooks.close())
+
+  function against(path: string, webhook: Record<string, unknown>): ValidatingWebhookDispatcher {
+    return new ValidatingWebhookDispatcher({
+      configurations: () => [{metadata: {name: 'c'}, webhooks: [{
+        name: 'versions.example.com',
+        sideEffects: 'None',
+        clientConfig: {url: `${hooks.url}${path}`, caBundle: hooks.caBundle},
+        rules: [{operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps']}],
+        failurePolicy: 'Fail',
+        ...webhook,
+      }]}],
+      resolveService: async () => {
+        throw new Error('no services here')
+      },
+      logger: createLogger({verbosity: 0, write: () => {}}),
+    })
+  }
+
+  it('the first of admissionReviewVersions the server supports is used (seed: "the first supported by the server is used")', async () => {
+    const seen: string[] = []
+    hooks.handle('/first', (review, _raw, url) => {
+      seen.push(`${review.apiVersion} ${url}`)
+      // v1beta1 answers are not checked for the uid, as Kubernetes
+      return {body: {apiVersion: review.apiVersion, kind: 'AdmissionReview', response: {allowed: true}}}
+    })
+    await against('/first', {admissionReviewVersions: ['v2', 'v1beta1', 'v1']}).validate(attributes())
+    // v1 first: a v1 answer without the request's uid is refused
+    await assert.rejects(against('/first', {admissionReviewVersions: ['v1', 'v1beta1'], timeoutSeconds: 3}).validate(attributes()), /expected response\.uid=/)
+    assert.deepEqual(seen, ['admission.orch.io/v1beta1 /first?timeout=10s', 'admission.orch.io/v1 /first?timeout=3s'])
+  })
+
+  it('the answer must be an AdmissionReview of the version asked for', async () => {
+    hooks.handle('/other-version', (review) => ({body: {apiVersion: 'admission.orch.io/v1beta1', kind: 'AdmissionReview', response: {uid: review.request.uid, allowed: true}}}))
+    await assert.rejects(against('/other-version', {admissionReviewVersions: ['v1']}).validate(attributes()), (error: Error & {code?: number}) => {
+      assert.equal(error.code, 500)
+      assert.equal(error.message, 'Internal error occurred: failed calling webhook "versions.example.com": received invalid webhook response: expected webhook response of admission.orch.io/v1, Kind=AdmissionReview, got admission.orch.io/v1beta1, Kind=AdmissionReview')
+      return true
+    })
+    hooks.handle('/absent', () => ({body: {apiVersion: 'admission.orch.io/v1', kind: 'AdmissionReview'}}))
+    await assert.rejects(against('/absent', {admissionReviewVersions: ['v1']}).validate(attributes()), /received invalid webhook response: webhook response was absent/)
+    // Ignore lets the request through
+    await against('/other-version', {admissionReviewVersions: ['v1'], failurePolicy: 'Ignore'}).validate(attributes())
+  })
+
+  it('a stored webhook with no known version fails at call time, subject to failurePolicy, without a call', async () => {
+    hooks.received.delete('/unknown')
+    await assert.rejects(against('/unknown', {admissionReviewVersions: ['v2']}).validate(attributes()), (error: Error & {code?: number}) => {
+      assert.equal(error.code, 500)
+      assert.equal(error.message, 'Internal error occurred: failed calling webhook "versions.example.com": could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)')
+      return true
+    })
+    await against('/unknown', {admissionReviewVersions: ['v2'], failurePolicy: 'Ignore'}).validate(attributes())
+    assert.equal(hooks.received.get('/unknown'), undefined)
   })
 })

@@ -89,8 +89,9 @@ describe('admission policies', () => {
     const patched = await call(server.url, 'PATCH', `${ADM}/validatingadmissionpolicybindings/replicas-${ns}-binding`, {spec: {matchResources: {namespaceSelector: {matchLabels: null, matchExpressions: [{key: 'policy', operator: 'In', values: [ns, other]}]}}}}, {'Content-Type': 'application/merge-patch+json'})
     assert.equal(patched.status, 200, patched.text)
     const missing = await eventually(() => call(server.url, 'POST', `/apis/apps/v1/namespaces/${other}/statefulsets?dryRun=All`, statefulSet('x', 1)), (r) => r.status !== 201, 'the binding change')
-    assert.equal(missing.status, 403)
-    assert.match(missing.json.message, /no params found for policy binding with `Deny` parameterNotFoundAction/)
+    assert.equal(missing.status, 422, missing.text)
+    assert.equal(missing.json.reason, 'Invalid')
+    assert.equal(missing.json.message, `ValidatingAdmissionPolicy 'replicas-${ns}' with binding 'replicas-${ns}-binding' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`)
   })
 
   it('required labels with messageExpression and reason Forbidden (403); the rejected object is not stored', async () => {
@@ -138,40 +139,56 @@ describe('admission policies', () => {
     await auditLine((e) => e.annotations?.[`images-${ns}/images`] === 'docker.io/evil:1')
   })
 
-  it('failurePolicy: a runtime error rejects under Fail and is skipped under Ignore; a runaway expression is cut off by the cost budget', async () => {
+  it('failurePolicy: a runtime error under Fail is a deny decision through validationActions (Deny: 422 Invalid, Warn: a warning) and is skipped under Ignore; a runaway expression is cut off by the cost budget', async () => {
     const ns = await namespace()
     const runaway = '[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, [1,2,3,4,5,6,7,8,9,10].all(g, a + b + c + d + e + f + g > 0)))))))'
-    for (const [name, expression, failurePolicy] of [['err-fail', "int(object.data.x) > 0", 'Fail'], ['err-ignore', "int(object.data.y) > 0", 'Ignore'], ['cost', runaway, 'Fail']]) {
+    for (const [name, expression, failurePolicy, action] of [['err-fail', "int(object.data.x) > 0", 'Fail', 'Deny'], ['err-ignore', "int(object.data.y) > 0", 'Ignore', 'Deny'], ['err-warn', "int(object.data.x) > 0", 'Fail', 'Warn'], ['cost', runaway, 'Fail', 'Deny']]) {
       await create(`${ADM}/validatingadmissionpolicies`, {
         apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: `${name}-${ns}`},
         spec: {failurePolicy, matchConstraints: {...rules(['configmaps']), namespaceSelector: {matchLabels: {policy: ns}}, objectSelector: {matchLabels: {check: name}}}, validations: [{expression}]},
       })
       await create(`${ADM}/validatingadmissionpolicybindings`, {
         apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: {name: `${name}-${ns}`},
-        spec: {policyName: `${name}-${ns}`, validationActions: ['Deny']},
+        spec: {policyName: `${name}-${ns}`, validationActions: [action]},
       })
     }
     const cm = (check: string) => ({apiVersion: 'v1', kind: 'ConfigMap', metadata: {generateName: 'c-', labels: {check}}, data: {x: 'not a number', y: 'nope'}})
     const failed = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm('err-fail')), (r) => r.status !== 201, 'the Fail policy')
-    assert.equal(failed.status, 403, failed.text)
-    assert.match(failed.json.message, /expression 'int\(object.data.x\) > 0' resulted in error/)
+    assert.equal(failed.status, 422, failed.text)
+    assert.equal(failed.json.reason, 'Invalid')
+    assert.match(failed.json.message, new RegExp(`^ValidatingAdmissionPolicy 'err-fail-${ns}' with binding 'err-fail-${ns}' denied request: expression 'int\\(object.data.x\\) > 0' resulted in error`))
     assert.equal((await call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, cm('err-ignore'))).status, 201)
+    const warned = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm('err-warn')), (r) => r.headers.warning !== undefined, 'the Warn policy')
+    assert.equal(warned.status, 201, 'a Warn-only binding does not deny for an error')
+    assert.match(String(warned.headers.warning), new RegExp(`Validation failed for ValidatingAdmissionPolicy 'err-warn-${ns}' with binding 'err-warn-${ns}': expression 'int\\(object.data.x\\) > 0' resulted in error`))
     const started = Date.now()
     const cut = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm('cost')), (r) => r.status !== 201, 'the cost policy')
-    assert.equal(cut.status, 403, cut.text)
+    assert.equal(cut.status, 422, cut.text)
     assert.match(cut.json.message, /operation cancelled: actual cost limit exceeded|running out of cost budget/)
     assert.ok(Date.now() - started < 5000, `stopped fast (${Date.now() - started} ms), not run for its 10^7 steps`)
   })
 
-  it('a policy whose expression does not compile is refused at create time: 422 naming the field and the compiler message', async () => {
+  it('a policy whose expression does not compile, or does not evaluate to its type, is refused at create time: 422 naming the field and the compiler message', async () => {
     const bad = await call(server.url, 'POST', `${ADM}/validatingadmissionpolicies`, {
       apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: 'broken'},
-      spec: {matchConstraints: rules(['configmaps']), validations: [{expression: 'object.data +'}], matchConditions: [{name: 'm', expression: 'params.x'}]},
+      spec: {
+        matchConstraints: rules(['configmaps']),
+        validations: [{expression: 'object.data +'}, {expression: "'not a bool'"}, {expression: 'object.spec.paused', messageExpression: '1'}],
+        matchConditions: [{name: 'm', expression: 'params.x'}],
+      },
     })
     assert.equal(bad.status, 422, bad.text)
     const fields = bad.json.details.causes.map((c: {field: string}) => c.field).sort()
-    assert.deepEqual(fields, ['spec.matchConditions[0].expression', 'spec.validations[0].expression'])
+    assert.deepEqual(fields, ['spec.matchConditions[0].expression', 'spec.validations[0].expression', 'spec.validations[1].expression', 'spec.validations[2].messageExpression'])
     assert.match(bad.json.message, /spec.validations\[0\].expression: Invalid value: "object.data \+": compilation failed: .*Unexpected token/)
+    assert.match(bad.json.message, /spec.validations\[1\].expression: Invalid value: "'not a bool'": must evaluate to bool but got string/)
+    assert.match(bad.json.message, /spec.validations\[2\].messageExpression: Invalid value: "1": must evaluate to string but got int/)
+    const mutation = await call(server.url, 'POST', `${ADM_BETA}/mutatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1beta1', kind: 'MutatingAdmissionPolicy', metadata: {name: 'broken-patch'},
+      spec: {matchConstraints: rules(['configmaps'], '', ['CREATE']), reinvocationPolicy: 'Never', mutations: [{patchType: 'JSONPatch', jsonPatch: {expression: "[{'op': 'add', 'path': '/x'}]"}}]},
+    })
+    assert.equal(mutation.status, 422, mutation.text)
+    assert.match(mutation.json.message, /spec.mutations\[0\].jsonPatch.expression: Invalid value: .*: must evaluate to list\(JSONPatch\) but got list\(map\(string, string\)\)/)
     assert.equal((await call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/broken`)).status, 404)
   })
 
@@ -244,6 +261,7 @@ describe('admission policies', () => {
     const pod = {apiVersion: 'v1', kind: 'Pod', metadata: {name: 'p'}, spec: {containers: [{name: 'c', image: 'i'}]}}
     const refused = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/pods?dryRun=All`, pod), (r) => r.status !== 201, 'the atomic policy')
     assert.equal(refused.status, 403, refused.text)
+    assert.equal(refused.json.reason, 'Invalid', 'a mutation error: 403 with reason Invalid, as Kubernetes')
     assert.match(refused.json.message, /may not mutate atomic arrays, maps or structs: spec.nodeSelector/)
     // 'first' copies label b into label a (IfNeeded); 'second', which runs after it, sets label b
     await create(`${ADM_BETA}/mutatingadmissionpolicies`, policy('first', ['configmaps'], {

@@ -58,8 +58,12 @@ describe('validating admission webhooks', () => {
     return ns
   }
 
-  it('sends an admission.orch.io/v1 AdmissionReview with uid, kind, resource, operation, userInfo, object and options', async () => {
-    hooks.handle('/review', (review) => allow(review))
+  it('sends an admission.orch.io/v1 AdmissionReview with uid, kind, resource, operation, userInfo, object and options, to the URL with ?timeout=10s', async () => {
+    const urls: string[] = []
+    hooks.handle('/review', (review, _raw, url) => {
+      urls.push(url)
+      return allow(review)
+    })
     const ns = await setup('review', {})
     const created = await call(server.url, 'POST', CM(ns), configMap('seen'))
     assert.equal(created.status, 201, created.text)
@@ -78,6 +82,22 @@ describe('validating admission webhooks', () => {
     assert.equal(request.oldObject, null)
     assert.equal(request.dryRun, false)
     assert.equal(request.options.kind, 'CreateOptions')
+    assert.equal(urls.at(-1), '/review?timeout=10s')
+  })
+
+  it('admissionReviewVersions: the first the server supports is used, and the answer must be of that version', async () => {
+    hooks.handle('/beta', (review) =>
+      review.request.object.metadata.name.startsWith('answer-v1')
+        ? {body: {apiVersion: 'admission.orch.io/v1', kind: 'AdmissionReview', response: {uid: review.request.uid, allowed: true}}}
+        : {body: {apiVersion: review.apiVersion, kind: 'AdmissionReview', response: {uid: review.request.uid, allowed: true}}},
+    )
+    const ns = await setup('beta', {admissionReviewVersions: ['v1beta1', 'v1']})
+    const created = await call(server.url, 'POST', CM(ns), configMap('as-beta'))
+    assert.equal(created.status, 201, created.text)
+    assert.equal(hooks.received.get('/beta')!.at(-1).apiVersion, 'admission.orch.io/v1beta1')
+    const wrong = await call(server.url, 'POST', CM(ns), configMap('answer-v1'))
+    assert.equal(wrong.status, 500, wrong.text)
+    assert.match(wrong.json.message, /received invalid webhook response: expected webhook response of admission.orch.io\/v1beta1, Kind=AdmissionReview, got admission.orch.io\/v1, Kind=AdmissionReview/)
   })
 
   it('a denying webhook rejects with its status code and message; nothing is stored; warnings reach the client', async () => {
@@ -103,7 +123,7 @@ describe('validating admission webhooks', () => {
     const started = Date.now()
     const failed = await call(server.url, 'POST', CM(failNs), configMap('slow'))
     assert.equal(failed.status, 500, failed.text)
-    assert.match(failed.json.message, /failed calling webhook "slow-fail.hooks.example.com": failed to call webhook: Post "https:\/\/127.0.0.1:\d+\/slow-fail": context deadline exceeded/)
+    assert.match(failed.json.message, /failed calling webhook "slow-fail.hooks.example.com": failed to call webhook: Post "https:\/\/127.0.0.1:\d+\/slow-fail\?timeout=1s": context deadline exceeded/)
     assert.ok(Date.now() - started < 2400, 'the call was cut at the timeout')
     const ignoreNs = await setup('slow-ignore', {timeoutSeconds: 1, failurePolicy: 'Ignore'})
     assert.equal((await call(server.url, 'POST', CM(ignoreNs), configMap('slow'))).status, 201)

@@ -95,7 +95,8 @@ describe('CertificateSigningRequest', () => {
     assert.equal(created.json.spec.username, 'jane')
     assert.equal(created.json.spec.uid, 'uid-jane')
     assert.deepEqual(created.json.spec.groups, ['devs', 'system:authenticated'])
-    assert.equal(created.json.status?.certificate, undefined)
+    assert.deepEqual(created.json.status, {}, 'a new request has an empty status, encoded as Kubernetes does ("status":{})')
+    assert.match(created.text, /"status":\{\}/)
   })
 
   it('spec.request must be a valid PEM CERTIFICATE REQUEST: malformed PEM and a public key that does not match the signature are 422 and nothing is stored', async () => {
@@ -150,11 +151,15 @@ describe('CertificateSigningRequest', () => {
 
     const both = await call(server.url, 'PUT', `${CSRS}/approvals/approval`, approval(approved.json, 'Denied'))
     assert.equal(both.status, 422, both.text)
-    assert.match(both.json.message, /Approved and Denied conditions are mutually exclusive/)
-    const twice = await call(server.url, 'PUT', `${CSRS}/approvals/approval`, approval(approved.json, 'Approved'))
+    assert.match(both.json.message, /status\.conditions\[1\]\.type: Invalid value: "Denied": Approved and Denied conditions are mutually exclusive/)
+    // /approval takes the whole conditions list: a condition of another type sent with it is kept
+    const withOther = await call(server.url, 'PUT', `${CSRS}/approvals/approval`, {...approved.json, status: {conditions: [...approved.json.status.conditions, {type: 'Reviewed', status: 'True', reason: 'Test'}]}})
+    assert.equal(withOther.status, 200, withOther.text)
+    assert.deepEqual(withOther.json.status.conditions.map((c: {type: string}) => c.type), ['Approved', 'Reviewed'])
+    const twice = await call(server.url, 'PUT', `${CSRS}/approvals/approval`, approval(withOther.json, 'Approved'))
     assert.equal(twice.status, 422)
     assert.match(twice.json.message, /Duplicate value: "Approved"/)
-    const removed = await call(server.url, 'PUT', `${CSRS}/approvals/approval`, {...approved.json, status: {conditions: []}})
+    const removed = await call(server.url, 'PUT', `${CSRS}/approvals/approval`, {...withOther.json, status: {conditions: []}})
     assert.equal(removed.status, 422)
     assert.match(removed.json.message, /updates may not remove a condition of type "Approved"/)
     const falseStatus = (await csrObject('false-status', {cn: 'x', signer: 'example.com/custom'})).object
@@ -164,13 +169,14 @@ describe('CertificateSigningRequest', () => {
     assert.match(notTrue.json.message, /Unsupported value: "False": supported values: "True"/)
   })
 
-  it('/status cannot add approval conditions (they are kept as stored, as Kubernetes), sets status.certificate only after Approved, validates it as PEM CERTIFICATE blocks, and never changes it once set', async () => {
+  it('/status may not add or remove Approved/Denied conditions (422 Forbidden; a changed one is put back, as Kubernetes), sets status.certificate only after Approved, validates it as PEM CERTIFICATE blocks, and never changes it once set', async () => {
     const {object} = await csrObject('status-rules', {cn: 'x', signer: 'example.com/custom'})
     const created = (await call(server.url, 'POST', CSRS, object)).json
     const sneaky = await call(server.url, 'PUT', `${CSRS}/status-rules/status`, approval(created))
-    assert.equal(sneaky.status, 200, sneaky.text)
-    assert.equal(sneaky.json.status.conditions, undefined, 'the Approved condition sent to /status is dropped')
-    const sneakyMain = await call(server.url, 'PUT', `${CSRS}/status-rules`, approval(sneaky.json))
+    assert.equal(sneaky.status, 422, sneaky.text)
+    assert.equal(sneaky.json.message, `CertificateSigningRequest.certificates.orch.io "status-rules" is invalid: status.conditions: Forbidden: updates may not add a condition of type "Approved"`)
+    const sneakyMain = await call(server.url, 'PUT', `${CSRS}/status-rules`, approval(created))
+    assert.equal(sneakyMain.status, 200, sneakyMain.text)
     assert.equal(sneakyMain.json.status.conditions, undefined, 'a plain update keeps the stored status')
 
     const caPem = readFileSync(join(server.dataDir, 'pki', 'ca.crt'), 'utf8')
@@ -179,6 +185,12 @@ describe('CertificateSigningRequest', () => {
     assert.match(early.json.message, /status\.certificate: Forbidden: may only be set once the request is Approved/)
 
     const approved = (await call(server.url, 'PUT', `${CSRS}/status-rules/approval`, approval(sneakyMain.json))).json
+    const removedByStatus = await call(server.url, 'PUT', `${CSRS}/status-rules/status`, {...approved, status: {conditions: []}})
+    assert.equal(removedByStatus.status, 422, removedByStatus.text)
+    assert.match(removedByStatus.json.message, /status\.conditions: Forbidden: updates may not remove a condition of type "Approved"/)
+    const changedByStatus = await call(server.url, 'PUT', `${CSRS}/status-rules/status`, {...approved, status: {conditions: [{...approved.status.conditions[0], reason: 'Changed'}]}})
+    assert.equal(changedByStatus.status, 200, changedByStatus.text)
+    assert.equal(changedByStatus.json.status.conditions[0].reason, 'Test', 'a changed Approved condition is put back as stored')
     const notPem = await call(server.url, 'PUT', `${CSRS}/status-rules/status`, {...approved, status: {...approved.status, certificate: b64('not a certificate')}})
     assert.equal(notPem.status, 422, notPem.text)
     assert.match(notPem.json.message, /status\.certificate: Invalid value: "<certificate data>": must contain at least one CERTIFICATE PEM block/)
@@ -244,7 +256,12 @@ describe('CertificateSigningRequest', () => {
     const serving = await csrObject('serving-usages', {cn: 'system:node:n1', o: ['system:nodes'], dns: ['n1'], signer: 'orch.io/agent-serving', usages: ['digital signature', 'client auth']})
     await call(server.url, 'PUT', `${CSRS}/serving-usages/approval`, approval((await call(server.url, 'POST', CSRS, serving.object)).json))
     const servingFailed = await until('Failed', async () => (await get('serving-usages')).status?.conditions?.find((c: {type: string}) => c.type === 'Failed'))
-    assert.equal(servingFailed.message, 'invalid usage for serving certificate: client auth')
+    assert.equal(servingFailed.message, 'usages did not match [digital signature key encipherment server auth]')
+    // agent certificates take exactly {digital signature, key encipherment, client|server auth} or that set without key encipherment
+    const clientUsages = await csrObject('agent-client-usages', {cn: 'system:node:n1', o: ['system:nodes'], signer: 'orch.io/apiserver-client-agent', usages: ['client auth']})
+    await call(server.url, 'PUT', `${CSRS}/agent-client-usages/approval`, approval((await call(server.url, 'POST', CSRS, clientUsages.object)).json))
+    const clientFailed = await until('Failed', async () => (await get('agent-client-usages')).status?.conditions?.find((c: {type: string}) => c.type === 'Failed'))
+    assert.equal(clientFailed.message, 'usages did not match [client auth digital signature key encipherment]')
     // the custom request was approved before these were handled: still no certificate, no Failed
     const pending = await get('custom-signer')
     assert.equal(pending.status.certificate, undefined)
@@ -256,6 +273,8 @@ describe('CertificateSigningRequest', () => {
     assert.equal((await call(server.url, 'POST', CSRS, fromJane.object, {}, {as: {token: JANE}})).status, 201)
     const clientByBootstrap = await csrObject('client-by-bootstrap', {cn: 'system:node:n1', o: ['system:nodes'], signer: 'orch.io/apiserver-client'})
     assert.equal((await call(server.url, 'POST', CSRS, clientByBootstrap.object, {}, {as: {token: BOOTSTRAP}})).status, 201)
+    const wrongUsages = await csrObject('agent-wrong-usages', {cn: 'system:node:n1', o: ['system:nodes'], signer: 'orch.io/apiserver-client-agent', usages: ['key encipherment', 'client auth']})
+    assert.equal((await call(server.url, 'POST', CSRS, wrongUsages.object, {}, {as: {token: BOOTSTRAP}})).status, 201)
     const agent = await csrObject('agent-by-bootstrap', {cn: 'system:node:n1', o: ['system:nodes'], signer: 'orch.io/apiserver-client-agent'})
     assert.equal((await call(server.url, 'POST', CSRS, agent.object, {}, {as: {token: BOOTSTRAP}})).status, 201)
     const issued = await until('auto-approval and signing', async () => (await get('agent-by-bootstrap')).status?.certificate)
@@ -264,7 +283,7 @@ describe('CertificateSigningRequest', () => {
     const cert = parseCertificate(Buffer.from(issued, 'base64').toString())
     assert.equal(cert.commonName, 'system:node:n1')
     assert.deepEqual(cert.organizations, ['system:nodes'])
-    for (const name of ['agent-by-jane', 'client-by-bootstrap']) {
+    for (const name of ['agent-by-jane', 'client-by-bootstrap', 'agent-wrong-usages']) {
       assert.equal((await get(name)).status?.conditions, undefined, `${name} is not auto-approved`)
     }
   })
@@ -282,9 +301,12 @@ describe('CertificateSigningRequest', () => {
     assert.equal(condition.reason, 'OrchApprove')
     const denyApproved = await runOrch(['certificate', 'deny', 'cli-a'], {env: server.cliEnv})
     assert.equal(denyApproved.code, 1)
-    assert.equal(denyApproved.stderr, 'error: certificate signing request "cli-a" is already approved\n')
+    assert.equal(denyApproved.stderr, 'error: certificate signing request "cli-a" is already Approved\n')
     const denied = await runOrch(['certificate', 'deny', 'cli-c'], {env: server.cliEnv})
     assert.equal(denied.code, 0, denied.stderr)
+    const approveDenied = await runOrch(['certificate', 'approve', 'cli-c'], {env: server.cliEnv})
+    assert.equal(approveDenied.code, 1)
+    assert.equal(approveDenied.stderr, 'error: certificate signing request "cli-c" is already Denied\n', 'the condition type, as kubectl prints it')
     const missing = await runOrch(['certificate', 'approve', 'no-such-csr'], {env: server.cliEnv})
     assert.equal(missing.code, 1)
     assert.match(missing.stderr, /^error: certificatesigningrequests.certificates.orch.io "no-such-csr" not found\n$/)

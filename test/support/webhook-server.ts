@@ -11,7 +11,8 @@ export interface ReviewAnswer {
   rawBody?: string
 }
 
-export type ReviewHandler = (review: any, raw: string) => ReviewAnswer
+/** `url` is the request's path and query as sent (e.g. `/check?timeout=10s`). */
+export type ReviewHandler = (review: any, raw: string, url: string) => ReviewAnswer
 
 export interface WebhookServer {
   url: string
@@ -55,7 +56,7 @@ export async function startWebhookServer(dnsNames: string[] = []): Promise<Webho
       }
       received.set(path, [...(received.get(path) ?? []), review])
       const handler: ReviewHandler = handlers.get(path) ?? ((r: any) => allow(r))
-      const answer: ReviewAnswer = handler(review, raw)
+      const answer: ReviewAnswer = handler(review, raw, request.url ?? '/')
       const send = () => {
         if (response.destroyed) return
         const text = answer.rawBody ?? JSON.stringify(answer.body ?? {})

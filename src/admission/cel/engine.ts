@@ -3,14 +3,19 @@
 // authorizer (not in messageExpression), Kubernetes' libraries (libraries.ts), object
 // initialisation for ApplyConfiguration and JSONPatch (object-syntax.ts), and a cost budget: every
 // evaluation step costs one unit; one expression may spend PER_CALL_LIMIT, one (policy, binding,
-// param) evaluation the budget it is given.
+// param) evaluation the budget it is given. An expression must also evaluate to its kind's type, as
+// Kubernetes' ExpressionAccessor.ReturnTypes: match conditions and validations bool, messageExpression
+// string, an audit annotation's valueExpression string or null, a JSONPatch mutation list(JSONPatch),
+// an ApplyConfiguration an Object; otherwise it does not compile (`must evaluate to bool but got
+// string`). A result of type dyn is accepted: orch's environment types less than Kubernetes' (variables,
+// params, request and namespaceObject are dyn here), so a dyn result may be well typed there.
 import {Environment} from '@marcbachmann/cel-js'
 import type {AnyObject, Schema} from '../../api/types.js'
 import {CelEvaluationError, type Activation, type CelEngine, type CelProgram, type CostBudget, type ExpressionScope, type PolicyAuthorizer} from '../policy/engine.js'
 import {namespace as namespaceDeclaration} from '../../api/core/namespace.js'
 import {registerAuthorizer, CelAuthorizer} from './authorizer.js'
 import {registerLibraries} from './libraries.js'
-import {rewriteObjectInitialisers} from './object-syntax.js'
+import {rewriteObjectInitialisers, TYPED_INITIALISERS} from './object-syntax.js'
 import {fromCel, toCel, unescapeObject} from './values.js'
 
 /** Kubernetes' PerCallLimit: what one expression may cost. */
@@ -158,6 +163,35 @@ function contextFor(activation: Activation, kind: string, budget: CostBudget): R
 
 export class AdmissionCelEngine implements CelEngine {
   private readonly environments = new Map<string, Env>()
+  private readonly typedEnvironments = new Map<string, Env>()
+
+  /** The environment that types object initialisers (for the result type of mutations only). */
+  private typedEnvironment(hasParams: boolean, hasAuthorizer: boolean): Env {
+    const key = `${hasParams}/${hasAuthorizer}`
+    let env = this.typedEnvironments.get(key)
+    if (!env) {
+      env = this.environment(hasParams, hasAuthorizer).clone()
+      env.registerType('JSONPatch', {fields: {op: 'string', path: 'string', from: 'string', value: 'dyn'}})
+      env.registerType('Object', {fields: {}})
+      env.registerType('ObjectField', {fields: {}})
+      env.registerFunction(`${TYPED_INITIALISERS.JSONPatch}(dyn): JSONPatch`, (fields: unknown) => fields)
+      env.registerFunction(`${TYPED_INITIALISERS.Object}(dyn): Object`, (fields: unknown) => fields)
+      env.registerFunction(`${TYPED_INITIALISERS.ObjectField}(dyn): ObjectField`, (fields: unknown) => fields)
+      this.typedEnvironments.set(key, env)
+    }
+    return env
+  }
+
+  /** The type cel-js infers for an expression that checked (mutations: with typed initialisers). */
+  private resultType(expression: string, scope: ExpressionScope, checkedType: string | undefined): string | undefined {
+    if (scope.kind !== 'applyConfiguration' && scope.kind !== 'jsonPatch') return checkedType
+    try {
+      const typed = this.typedEnvironment(scope.hasParams, true).check(rewriteObjectInitialisers(expression, {typed: true}))
+      return typed.valid ? typed.type : undefined
+    } catch {
+      return undefined
+    }
+  }
 
   private environment(hasParams: boolean, hasAuthorizer: boolean): Env {
     const key = `${hasParams}/${hasAuthorizer}`
@@ -184,6 +218,10 @@ export class AdmissionCelEngine implements CelEngine {
       const parsed = env.parse(source)
       const checked = parsed.check()
       if (!checked.valid) errors.push(firstLine(checked.error))
+      else if (errors.length === 0) {
+        const wrongType = resultTypeError(scope.kind, this.resultType(expression, scope, checked.type), expression)
+        if (wrongType) errors.push(wrongType)
+      }
       program = (context) => parsed(context)
     } catch (error) {
       errors.push(firstLine(error))
@@ -191,6 +229,39 @@ export class AdmissionCelEngine implements CelEngine {
     if (errors.length > 0 || !program) return {errors}
     return new CompiledExpression(program, scope.kind)
   }
+}
+
+/** What an expression of a kind must evaluate to: the types as cel-go names them (for the message)
+ *  and a test of the type cel-js infers. */
+const RESULT_TYPES: Record<string, {names: string[]; accepts(type: string): boolean}> = {
+  matchCondition: {names: ['bool'], accepts: (t) => t === 'bool'},
+  validation: {names: ['bool'], accepts: (t) => t === 'bool'},
+  messageExpression: {names: ['string'], accepts: (t) => t === 'string'},
+  auditAnnotation: {names: ['string', 'null_type'], accepts: (t) => t === 'string' || t === 'null'},
+  // a list of dyn (a list built from dyn values, or the empty list) may hold JSONPatch values
+  jsonPatch: {names: ['list(JSONPatch)'], accepts: (t) => /^list(<(JSONPatch|dyn|T)>)?$/.test(t)},
+  applyConfiguration: {names: ['Object'], accepts: (t) => t === 'Object'},
+}
+
+/** A cel-js type name as cel-go prints it: `list(map(string, int))`, `null_type`, `optional_type(int)`. */
+function celGoTypeName(type: string, expression: string): string {
+  if (type === 'ObjectField') return /^\s*(Object(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\{/.exec(expression)?.[1] ?? 'Object.<field>'
+  return type
+    .replace(/\bnull\b/g, 'null_type')
+    .replace(/\boptional</g, 'optional_type<')
+    .replace(/\bT\b/g, 'dyn')
+    .replace(/\blist\b(?!<)/g, 'list<dyn>')
+    .replace(/\bmap\b(?!<)/g, 'map<dyn, dyn>')
+    .replace(/</g, '(')
+    .replace(/>/g, ')')
+}
+
+/** Kubernetes' message for an expression of the wrong type (undefined: the type is right). */
+function resultTypeError(kind: string, type: string | undefined, expression: string): string | undefined {
+  const wanted = RESULT_TYPES[kind]
+  if (!wanted || type === undefined || type === 'dyn' || wanted.accepts(type)) return undefined
+  const got = celGoTypeName(type, expression)
+  return wanted.names.length === 1 ? `must evaluate to ${wanted.names[0]} but got ${got}` : `must evaluate to one of [${wanted.names.join(' ')}] but got ${got}`
 }
 
 function firstLine(error: unknown): string {

@@ -2,9 +2,20 @@
 // (ApplyConfiguration) and `JSONPatch{op: "add", path: "/x", value: 1}` become map literals
 // `{"spec": {"replicas": 3}}` before parsing. Field names are identifiers (escaped names stay
 // escaped; values.ts unescapes the result). String literals are left untouched.
+// With `typed`, for type checking only, each initialiser is wrapped in a call that gives it its type:
+// `__orchJSONPatch({...})` (JSONPatch), `__orchObject({...})` (Object) and `__orchObjectField({...})`
+// (`Object.spec{...}` and deeper), so a result's type can be told from a plain map literal.
 const TYPE_NAME = /^(?:Object(?:\.[A-Za-z_][A-Za-z0-9_]*)*|JSONPatch)\s*\{/
 
-export function rewriteObjectInitialisers(expression: string): string {
+/** The functions of a typed rewrite, by the initialiser's type name. */
+export const TYPED_INITIALISERS = {JSONPatch: '__orchJSONPatch', Object: '__orchObject', ObjectField: '__orchObjectField'} as const
+
+function typedOpening(typeName: string): string {
+  if (typeName === 'JSONPatch') return `${TYPED_INITIALISERS.JSONPatch}({`
+  return `${typeName === 'Object' ? TYPED_INITIALISERS.Object : TYPED_INITIALISERS.ObjectField}({`
+}
+
+export function rewriteObjectInitialisers(expression: string, options: {typed?: boolean} = {}): string {
   let out = ''
   // for each open brace: true when it opened an object initialiser (its field names get quoted)
   const braces: boolean[] = []
@@ -20,7 +31,7 @@ export function rewriteObjectInitialisers(expression: string): string {
     }
     const initialiser = /[A-Za-z_]/.test(ch) && (i === 0 || !/[A-Za-z0-9_.]/.test(expression[i - 1])) ? TYPE_NAME.exec(expression.slice(i)) : null
     if (initialiser) {
-      out += '{'
+      out += options.typed ? typedOpening(initialiser[0].replace(/\s*\{$/, '')) : '{'
       braces.push(true)
       i += initialiser[0].length
       expectField = true
@@ -30,7 +41,12 @@ export function rewriteObjectInitialisers(expression: string): string {
       braces.push(false)
       expectField = false
     } else if (ch === '}') {
-      braces.pop()
+      if (braces.pop() === true && options.typed) {
+        out += '})'
+        i++
+        expectField = false
+        continue
+      }
     } else if (ch === ',' && braces[braces.length - 1] === true) {
       out += ch
       i++

@@ -2,14 +2,18 @@
 // once per param object, the mutations in order: JSONPatch (CEL returning JSONPatch values, applied
 // as RFC 6902) or ApplyConfiguration (CEL object initialisation merged with server-side-apply
 // semantics; a configuration that would set an atomic list, map or struct is refused). Each
-// evaluation has its own cost budget; errors obey failurePolicy. reinvocationPolicy IfNeeded runs a
-// policy once more when a later policy changed the object after it.
+// evaluation has its own cost budget. Errors obey failurePolicy as Kubernetes' generic policy
+// dispatcher has them: every binding is run, the errors of the Fail policies are collected
+// (a misconfigured policy or binding as `failed to configure policy|binding: ...`; a match condition
+// or mutation that fails with reason Invalid), and the first answers the request: 403, its reason,
+// every error a cause. reinvocationPolicy IfNeeded runs a policy once more when a later policy changed
+// the object after it.
 import {isDeepStrictEqual} from 'node:util'
 import type {AnyObject, ObjectSchema, Schema} from '../../api/types.js'
 import {apply} from '../../machinery/apply.js'
 import type {Logger} from '../../machinery/log.js'
 import {applyJsonPatch} from '../../machinery/patch.js'
-import {ApiError} from '../../machinery/status.js'
+import {ApiError, type StatusReason} from '../../machinery/status.js'
 import type {AdmissionAttributes, MutatingPlugin} from '../types.js'
 import {activationFor, bindingMatches, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from './engine.js'
@@ -76,6 +80,32 @@ export function atomicPath(config: unknown, schema: Schema | undefined, path: st
   return undefined
 }
 
+/** An error of a Fail policy: Kubernetes' generic.PolicyError. */
+interface PolicyError {
+  policy: string
+  /** absent for an error of the policy itself (its paramKind) */
+  binding?: string
+  message: string
+  /** '' leaves admission.NewForbidden's Forbidden */
+  reason: StatusReason
+}
+
+function policyErrorMessage(e: PolicyError): string {
+  return e.binding === undefined ? `policy "${e.policy}" denied request: ${e.message}` : `policy '${e.policy}' with binding '${e.binding}' denied request: ${e.message}`
+}
+
+/** The request's answer to the errors of the Fail policies (none: undefined). */
+function policyErrorsAnswer(errors: PolicyError[], attributes: AdmissionAttributes): ApiError | undefined {
+  if (errors.length === 0) return undefined
+  const messages = errors.map(policyErrorMessage)
+  return new ApiError(403, errors[0].reason || 'Forbidden', messages[0], {
+    name: attributes.name || attributes.object?.metadata?.name || '',
+    group: attributes.resource.group,
+    kind: attributes.resource.resource,
+    causes: messages.map((message) => ({message})),
+  })
+}
+
 export class MutatingPolicyPlugin implements MutatingPlugin {
   readonly name = 'MutatingAdmissionPolicy'
   private readonly cache = new CompileCache<CompiledPolicy>()
@@ -90,33 +120,38 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
     this.cache.retain([...policies.values()])
     // which (policy, binding) last left the object as it is, for IfNeeded reinvocation
     const ranAt: {policy: AnyObject; binding: AnyObject; after: AnyObject}[] = []
+    const errors: PolicyError[] = []
     for (const binding of bindings) {
       const policy = policies.get(binding.spec?.policyName)
       if (!policy) continue
-      if (await this.evaluateBinding(policy, binding, attributes)) ranAt.push({policy, binding, after: structuredClone(attributes.object!)})
+      if (await this.evaluateBinding(policy, binding, attributes, errors)) ranAt.push({policy, binding, after: structuredClone(attributes.object!)})
     }
+    const failed = policyErrorsAnswer(errors, attributes)
+    if (failed) throw failed
     for (const run of ranAt) {
       if (run.policy.spec?.reinvocationPolicy !== 'IfNeeded') continue
       if (isDeepStrictEqual(run.after, attributes.object)) continue
-      await this.evaluateBinding(run.policy, run.binding, attributes)
+      await this.evaluateBinding(run.policy, run.binding, attributes, errors)
     }
+    const failedAgain = policyErrorsAnswer(errors, attributes)
+    if (failedAgain) throw failedAgain
     return attributes.object ?? undefined
   }
 
-  /** Runs one binding's mutations; true when it matched. */
-  private async evaluateBinding(policy: AnyObject, binding: AnyObject, attributes: AdmissionAttributes): Promise<boolean> {
+  /** Runs one binding's mutations, adding the errors of a Fail policy to `errors`; true when it matched. */
+  private async evaluateBinding(policy: AnyObject, binding: AnyObject, attributes: AdmissionAttributes, errors: PolicyError[]): Promise<boolean> {
     const policyName: string = policy.metadata?.name
     const bindingName: string = binding.metadata?.name
     const spec = policy.spec ?? {}
     if (!(await bindingMatches(policy, binding, attributes))) return false
     const ignore = spec.failurePolicy === 'Ignore'
-    const failed = (why: string): false => {
-      this.sources.logger.warn('mutating admission policy failed', {policy: policyName, binding: bindingName, error: why})
-      if (!ignore) throw new ApiError(403, 'Forbidden', `policy '${policyName}' with binding '${bindingName}' denied request: ${why}`)
+    const failed = (why: string, reason: StatusReason, of: 'policy' | 'binding' = 'binding'): false => {
+      this.sources.logger.warn('mutating admission policy failed', {policy: policyName, binding: bindingName, failurePolicy: ignore ? 'Ignore' : 'Fail', error: why})
+      if (!ignore) errors.push({policy: policyName, binding: of === 'binding' ? bindingName : undefined, message: why, reason})
       return false
     }
     const resolved = resolveParams(spec, binding, attributes.namespace, this.sources.params)
-    if ('error' in resolved) return failed(resolved.error)
+    if ('error' in resolved) return failed(`failed to configure ${resolved.of}: ${resolved.error}`, '', resolved.of)
     const compiled = this.cache.get(policy, () => compilePolicy(this.sources.engine, policy))
     let matchedAny = false
     for (const params of resolved.params) {
@@ -124,7 +159,7 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
       const activation = await activationFor(attributes, compiled, params, this.sources.authorizer)
       const matched = evaluateMatchConditions(compiled.matchConditions, activation, budget)
       if ('error' in matched) {
-        failed(matched.error)
+        failed(matched.error, 'Invalid')
         continue
       }
       if (!matched.match) continue
@@ -136,7 +171,7 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
           const result = run(mutation.compiled, current, budget)
           attributes.object = mutation.patchType === 'JSONPatch' ? this.jsonPatch(attributes.object!, result) : this.applyConfiguration(attributes, result)
         } catch (error) {
-          failed(`mutation ${index} failed: ${(error as Error).message}`)
+          failed(`mutation ${index} failed: ${(error as Error).message}`, 'Invalid')
         }
       }
     }

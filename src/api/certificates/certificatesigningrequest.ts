@@ -96,10 +96,17 @@ function defaultConditionStatus(object: AnyObject): void {
   }
 }
 
-/** The stored status with its approval conditions (Approved/Denied) taken from `from`, or everything
- *  else taken from `from` (the /status and /approval strategies: each writes only its own part). */
-function mergeConditions(approvalFrom: AnyObject, restFrom: AnyObject): AnyObject[] {
-  return [...conditionsOf(approvalFrom).filter((c) => APPROVAL_TYPES.has(c?.type)), ...conditionsOf(restFrom).filter((c) => !APPROVAL_TYPES.has(c?.type))]
+/** Kubernetes' preserveConditionInstances: when `object` has as many conditions of `type` as `old`,
+ *  they are put back as stored (so /status cannot change them); when it added or removed one, they are
+ *  left for validation to refuse. */
+function preserveConditionInstances(object: AnyObject, old: AnyObject, type: string): void {
+  const oldConditions = conditionsOf(old).filter((c) => c?.type === type)
+  const conditions = conditionsOf(object)
+  const indices = conditions.flatMap((c, i) => (c?.type === type ? [i] : []))
+  if (indices.length !== oldConditions.length) return
+  indices.forEach((index, i) => {
+    conditions[index] = structuredClone(oldConditions[i])
+  })
 }
 
 function setConditions(object: AnyObject, conditions: AnyObject[]): void {
@@ -193,9 +200,10 @@ export const certificateSigningRequest: KindDeclaration = {
   fieldSelectors: {'spec.signerName': (o) => o.spec?.signerName ?? ''},
   defaults: defaultConditionStatus,
   /** Only request, signerName, expirationSeconds and usages come from the caller: the requestor's
-   *  identity is the server's to set, and a new request has no status. */
+   *  identity is the server's to set, and a new request has an empty status (`"status":{}`, as Go
+   *  encodes Kubernetes' zero CertificateSigningRequestStatus). */
   prepareForCreate(object, context) {
-    delete object.status
+    object.status = {}
     const spec = (object.spec ??= {})
     const user = context.user
     spec.username = user?.username ?? ''
@@ -207,20 +215,22 @@ export const certificateSigningRequest: KindDeclaration = {
     else delete spec.extra
   },
   /** The spec never changes after creation (as Kubernetes, a changed spec is put back, not refused).
-   *  A plain update keeps the status; /status keeps the approval conditions. */
+   *  A plain update keeps the status; /status puts back Approved and Denied conditions it changed, and
+   *  leaves one it added or removed for validation to refuse (422). */
   prepareForUpdate(object, old, context) {
     object.spec = structuredClone(old.spec)
     if (context.subresource === 'status') {
-      setConditions(object, mergeConditions(old, object))
+      for (const type of APPROVAL_TYPES) preserveConditionInstances(object, old, type)
       populateConditionTimestamps(object, old, context.now)
     }
   },
-  /** /approval writes only the Approved and Denied conditions. */
+  /** /approval writes the conditions, the whole list as sent (Kubernetes' approval strategy); the rest
+   *  of the status stays as stored. */
   prepareSubresourceUpdate(subresource, object, old, context) {
     if (subresource !== 'approval') return old
     const next: AnyObject = {...old, metadata: object.metadata ?? old.metadata, status: {...(old.status ?? {})}}
     defaultConditionStatus(object)
-    setConditions(next, mergeConditions(object, old))
+    setConditions(next, conditionsOf(object).map((c) => structuredClone(c)))
     populateConditionTimestamps(next, old, context.now)
     return next
   },

@@ -1,12 +1,12 @@
 // Validation shared by the admissionregistration kinds (Kubernetes'
 // pkg/apis/admissionregistration/validation): rules with their wildcard rules, match resources,
 // match conditions, variables, param references. CEL expressions are checked by `compile`, which the
-// server provides (the admission layer's CEL environment): a compile error is a 422 naming the field.
+// server provides (the admission layer's CEL environment): a compile error, or a result of the wrong
+// type, is a 422 naming the field.
 import type {AnyObject, FieldError} from '../../api/types.js'
 import {duplicate, forbidden, invalid, notSupported, required, tooMany} from '../../machinery/field-errors.js'
-import {labelSelectorFromObject, SelectorParseError, type LabelSelectorObject} from '../../machinery/labels.js'
-import {isDNS1123Subdomain, isQualifiedName} from '../../machinery/validation.js'
-import {list, obj, str} from './common.js'
+import {isDNS1035Label, isDNS1123Subdomain, isQualifiedName, validateLabelSelector} from '../../machinery/validation.js'
+import {list, obj, str, stringMap} from './common.js'
 
 /** What the expressions of a field may refer to, for the compiler. */
 export interface ExpressionScope {
@@ -18,8 +18,11 @@ export interface ExpressionScope {
   variables: readonly string[]
 }
 
-/** Compile errors of one expression (empty: it compiles). */
+/** Compile errors of one expression (empty: it compiles). An error of the result's type comes alone
+ *  and starts with `must evaluate to ` (Kubernetes reports it as is, not as `compilation failed: `). */
 export type ExpressionCompiler = (expression: string, scope: ExpressionScope) => string[]
+
+const RESULT_TYPE_ERROR = 'must evaluate to '
 
 export const MAX_MATCH_CONDITIONS = 64
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE']
@@ -87,15 +90,41 @@ export function validateRule(raw: unknown, path: string, allowedOperations: read
   return errs
 }
 
+/** apimachinery's IsValidPathSegmentName (path.ValidatePathSegmentName without prefix). */
+export function isValidPathSegmentName(name: string): string[] {
+  for (const illegal of ['.', '..']) if (name === illegal) return [`may not be '${illegal}'`]
+  return ['/', '%'].filter((illegal) => name.includes(illegal)).map((illegal) => `may not contain '${illegal}'`)
+}
+
+/** A NamedRuleWithOperations (policies): resourceNames each a path segment, not repeated, then the rule. */
+export function validateNamedRule(raw: unknown, path: string, allowedOperations?: readonly string[]): FieldError[] {
+  const errs: FieldError[] = []
+  const seen = new Set<string>()
+  list(obj(raw).resourceNames).forEach((value, i) => {
+    const name = String(value)
+    for (const message of isValidPathSegmentName(name)) errs.push(invalid(`${path}.resourceNames[${i}]`, name, message))
+    if (seen.has(name)) errs.push(duplicate(`${path}.resourceNames[${i}]`, name))
+    seen.add(name)
+  })
+  errs.push(...validateRule(raw, path, allowedOperations))
+  return errs
+}
+
+/** A metav1.LabelSelector, each error on its own sub-field as Kubernetes' ValidateLabelSelector
+ *  reports it (the shared validator of src/machinery/validation.ts). */
 export function validateLabelSelectorField(raw: unknown, path: string): FieldError[] {
   if (raw === undefined || raw === null) return []
-  try {
-    labelSelectorFromObject(raw as LabelSelectorObject)
-    return []
-  } catch (error) {
-    if (error instanceof SelectorParseError) return [invalid(path, raw, error.message)]
-    throw error
-  }
+  const selector = obj(raw)
+  return validateLabelSelector(
+    {
+      matchLabels: stringMap(selector.matchLabels),
+      matchExpressions: list(selector.matchExpressions).map((e) => {
+        const requirement = obj(e)
+        return {key: str(requirement.key), operator: str(requirement.operator), values: list(requirement.values).map(String)}
+      }),
+    },
+    path,
+  )
 }
 
 /** MatchResources of a policy (`rulesRequired`) or of a binding. */
@@ -105,8 +134,8 @@ export function validateMatchResources(raw: unknown, path: string, rulesRequired
   const errs: FieldError[] = []
   const rules = list(match.resourceRules)
   if (rulesRequired && rules.length === 0) errs.push(required(`${path}.resourceRules`))
-  rules.forEach((r, i) => errs.push(...validateRule(r, `${path}.resourceRules[${i}]`, allowedOperations)))
-  list(match.excludeResourceRules).forEach((r, i) => errs.push(...validateRule(r, `${path}.excludeResourceRules[${i}]`, allowedOperations)))
+  rules.forEach((r, i) => errs.push(...validateNamedRule(r, `${path}.resourceRules[${i}]`, allowedOperations)))
+  list(match.excludeResourceRules).forEach((r, i) => errs.push(...validateNamedRule(r, `${path}.excludeResourceRules[${i}]`, allowedOperations)))
   if (match.matchPolicy !== undefined && !['Exact', 'Equivalent'].includes(match.matchPolicy)) {
     errs.push(notSupported(`${path}.matchPolicy`, match.matchPolicy, ['Equivalent', 'Exact']))
   }
@@ -135,28 +164,34 @@ export function validateMatchConditions(raw: unknown, path: string, compile: Exp
   return errs
 }
 
-/** A required CEL expression that compiles. */
-export function validateExpression(raw: unknown, path: string, compile: ExpressionCompiler | undefined, scope: ExpressionScope): FieldError[] {
+/** A required CEL expression that compiles to its kind's type; `requiredDetail` is Kubernetes' detail
+ *  of the Required error when it is blank (`expression is not specified`). */
+export function validateExpression(raw: unknown, path: string, compile: ExpressionCompiler | undefined, scope: ExpressionScope, requiredDetail = ''): FieldError[] {
   const expression = str(raw)
-  if (expression.trim() === '') return [required(path)]
+  if (expression.trim() === '') return [required(path, requiredDetail)]
   if (!compile) return []
   const problems = compile(expression, scope)
-  return problems.length > 0 ? [invalid(path, expression, `compilation failed: ${problems.join('; ')}`)] : []
+  if (problems.length === 0) return []
+  if (problems.length === 1 && problems[0].startsWith(RESULT_TYPE_ERROR)) return [invalid(path, expression, problems[0])]
+  return [invalid(path, expression, `compilation failed: ${problems.join('; ')}`)]
 }
 
 const CEL_IDENTIFIER = /^[_a-zA-Z][_a-zA-Z0-9]*$/
+/** CEL's reserved words (the grammar's RESERVED): never an identifier. */
+const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while'])
 
-/** variables: names are CEL identifiers, unique; each expression sees only the variables before it. */
+/** variables: names are CEL identifiers (not reserved words), unique; each expression sees only the
+ *  variables before it. */
 export function validateVariables(raw: unknown, path: string, compile: ExpressionCompiler | undefined, hasParams: boolean): {errs: FieldError[]; names: string[]} {
   const errs: FieldError[] = []
   const names: string[] = []
   list(raw).forEach((v, i) => {
     const variable = obj(v)
     const name = str(variable.name)
-    if (name === '') errs.push(required(`${path}[${i}].name`))
-    else if (!CEL_IDENTIFIER.test(name)) errs.push(invalid(`${path}[${i}].name`, name, 'name is not a valid CEL identifier'))
+    if (name.trim() === '') errs.push(required(`${path}[${i}].name`, 'name is not specified'))
+    else if (!CEL_IDENTIFIER.test(name) || CEL_RESERVED.has(name)) errs.push(invalid(`${path}[${i}].name`, name, 'name is not a valid CEL identifier'))
     else if (names.includes(name)) errs.push(duplicate(`${path}[${i}].name`, name))
-    errs.push(...validateExpression(variable.expression, `${path}[${i}].expression`, compile, {kind: 'variable', hasParams, variables: [...names]}))
+    errs.push(...validateExpression(variable.expression, `${path}[${i}].expression`, compile, {kind: 'variable', hasParams, variables: [...names]}, 'expression is not specified'))
     if (name) names.push(name)
   })
   return {errs, names}
@@ -166,20 +201,36 @@ export function validateFailurePolicy(value: unknown, path: string): FieldError[
   return value === undefined || value === null || value === 'Fail' || value === 'Ignore' ? [] : [notSupported(path, value, ['Fail', 'Ignore'])]
 }
 
-/** spec.paramKind: apiVersion `group/version` (or `version`), kind required. */
+/** spec.paramKind as Kubernetes' validateParamKind: apiVersion `group/version` or `version` (the group a
+ *  DNS subdomain, the version a DNS-1035 label), kind required and, lowercased, a DNS-1035 label. */
 export function validateParamKind(raw: unknown, path: string): FieldError[] {
   if (raw === undefined || raw === null) return []
-  const kind = obj(raw)
+  const paramKind = obj(raw)
   const errs: FieldError[] = []
-  const apiVersion = str(kind.apiVersion)
+  const apiVersion = str(paramKind.apiVersion)
   if (apiVersion === '') errs.push(required(`${path}.apiVersion`))
   else {
-    const parts = apiVersion.split('/')
-    if (parts.length > 2 || parts.some((p) => p === '') || (parts.length === 2 && isDNS1123Subdomain(parts[0]).length > 0)) {
-      errs.push(invalid(`${path}.apiVersion`, apiVersion, 'apiVersion must be a valid group/version'))
+    const slashes = apiVersion.split('/').length - 1
+    if (slashes > 1) errs.push(invalid(`${path}.apiVersion`, apiVersion, `unexpected GroupVersion string: ${apiVersion}`))
+    else {
+      const [group, version] = apiVersion === '/' ? ['', ''] : slashes === 0 ? ['', apiVersion] : apiVersion.split('/')
+      if (group !== '') {
+        const problems = isDNS1123Subdomain(group)
+        if (problems.length > 0) errs.push(invalid(`${path}.apiVersion`, group, problems.join(',')))
+      }
+      if (version === '') errs.push(invalid(`${path}.apiVersion`, apiVersion, 'version must be specified'))
+      else {
+        const problems = isDNS1035Label(version)
+        if (problems.length > 0) errs.push(invalid(`${path}.apiVersion`, version, problems.join(',')))
+      }
     }
   }
-  if (str(kind.kind) === '') errs.push(required(`${path}.kind`))
+  const kind = str(paramKind.kind)
+  if (kind === '') errs.push(required(`${path}.kind`))
+  else {
+    const problems = isDNS1035Label(kind.toLowerCase())
+    if (problems.length > 0) errs.push(invalid(`${path}.kind`, kind, `may have mixed case, but should otherwise match: ${problems.join(',')}`))
+  }
   return errs
 }
 

@@ -1,6 +1,7 @@
 // ValidatingAdmissionPolicy(+Binding) (admissionregistration.orch.io/v1) and
 // MutatingAdmissionPolicy(+Binding) (v1beta1): Kubernetes' validation of their specs, with every CEL
-// expression compiled (a compile error is 422 naming the field and the compiler's message).
+// expression compiled (a compile error, or a result of the wrong type, is 422 naming the field and the
+// compiler's message).
 import type {AnyObject, FieldError} from '../../api/types.js'
 import {byteLength, duplicate, invalid, notSupported, required, tooLong} from '../../machinery/field-errors.js'
 import {
@@ -20,6 +21,7 @@ const REASONS = ['Unauthorized', 'Forbidden', 'Invalid', 'RequestEntityTooLarge'
 const AUDIT_KEY = /^[A-Za-z0-9][-A-Za-z0-9_.]*$/
 const MAX_AUDIT_KEY_BYTES = 63
 const MAX_VALUE_EXPRESSION_BYTES = 5 * 1024
+const MAX_AUDIT_ANNOTATIONS = 20
 const VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn']
 const MUTATING_OPERATIONS = ['*', 'CONNECT', 'CREATE', 'UPDATE']
 
@@ -38,23 +40,30 @@ export function validateValidatingPolicy(policy: AnyObject, compile: ExpressionC
   const validations = list(spec.validations)
   const auditAnnotations = list(spec.auditAnnotations)
   if (validations.length === 0 && auditAnnotations.length === 0) {
+    // as Kubernetes reports it: on both fields
     errs.push(required('spec.validations', 'validations or auditAnnotations must contain at least one item'))
+    errs.push(required('spec.auditAnnotations', 'validations or auditAnnotations must contain at least one item'))
+    return errs
   }
   validations.forEach((v, i) => {
     const validation = obj(v)
     const path = `spec.validations[${i}]`
     const expression = str(validation.expression)
-    errs.push(...validateExpression(expression, `${path}.expression`, compile, {kind: 'validation', hasParams, variables: names}))
+    errs.push(...validateExpression(expression, `${path}.expression`, compile, {kind: 'validation', hasParams, variables: names}, 'expression is not specified'))
+    const messageExpression = str(validation.messageExpression)
+    if (messageExpression !== '' && messageExpression.trim() === '') errs.push(invalid(`${path}.messageExpression`, messageExpression, 'must be non-empty if specified'))
+    else if (messageExpression !== '') errs.push(...validateExpression(messageExpression, `${path}.messageExpression`, compile, {kind: 'messageExpression', hasParams, variables: names}))
     const message = str(validation.message)
-    if (/[\r\n]/.test(message)) errs.push(invalid(`${path}.message`, message, 'message must not contain line breaks'))
-    else if (/[\r\n]/.test(expression) && message === '') errs.push(required(`${path}.message`, 'message must be specified if expression contains line breaks'))
-    if (validation.messageExpression !== undefined && validation.messageExpression !== null) {
-      errs.push(...validateExpression(validation.messageExpression, `${path}.messageExpression`, compile, {kind: 'messageExpression', hasParams, variables: names}))
-    }
+    if (message !== '' && message.trim() === '') errs.push(invalid(`${path}.message`, message, 'message must be non-empty if specified'))
+    else if (/[\r\n]/.test(message.trim())) errs.push(invalid(`${path}.message`, message, 'message must not contain line breaks'))
+    else if (/[\r\n]/.test(expression.trim()) && message === '') errs.push(required(`${path}.message`, 'message must be specified if expression contains line breaks'))
     if (validation.reason !== undefined && validation.reason !== null && !REASONS.includes(validation.reason)) {
       errs.push(notSupported(`${path}.reason`, validation.reason, REASONS))
     }
   })
+  if (auditAnnotations.length > MAX_AUDIT_ANNOTATIONS) {
+    errs.push(invalid('spec.auditAnnotations', auditAnnotations, `must not have more than ${MAX_AUDIT_ANNOTATIONS} auditAnnotations`))
+  }
   const keys = new Set<string>()
   auditAnnotations.forEach((a, i) => {
     const annotation = obj(a)
@@ -68,8 +77,10 @@ export function validateValidatingPolicy(policy: AnyObject, compile: ExpressionC
       keys.add(key)
     }
     const valueExpression = str(annotation.valueExpression)
-    if (byteLength(valueExpression) > MAX_VALUE_EXPRESSION_BYTES) errs.push(tooLong(`${path}.valueExpression`, valueExpression, MAX_VALUE_EXPRESSION_BYTES))
-    else errs.push(...validateExpression(valueExpression, `${path}.valueExpression`, compile, {kind: 'auditAnnotation', hasParams, variables: names}))
+    if (valueExpression.trim() === '') errs.push(required(`${path}.valueExpression`, 'valueExpression is not specified'))
+    else if (byteLength(valueExpression.trim()) > MAX_VALUE_EXPRESSION_BYTES) {
+      errs.push(required(`${path}.valueExpression`, `must not exceed ${MAX_VALUE_EXPRESSION_BYTES} bytes in length`))
+    } else errs.push(...validateExpression(valueExpression, `${path}.valueExpression`, compile, {kind: 'auditAnnotation', hasParams, variables: names}))
   })
   return errs
 }
@@ -80,7 +91,7 @@ export function validateValidatingBinding(binding: AnyObject): FieldError[] {
   errs.push(...validateParamRef(spec.paramRef, 'spec.paramRef'))
   errs.push(...validateMatchResources(spec.matchResources, 'spec.matchResources', false))
   const actions = list(spec.validationActions).map(String)
-  if (actions.length === 0) errs.push(required('spec.validationActions'))
+  if (actions.length === 0) errs.push(required('spec.validationActions', 'at least one validation action is required'))
   const seen = new Set<string>()
   actions.forEach((action, i) => {
     if (!VALIDATION_ACTIONS.includes(action)) errs.push(notSupported(`spec.validationActions[${i}]`, action, VALIDATION_ACTIONS))

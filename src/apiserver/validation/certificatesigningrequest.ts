@@ -2,8 +2,9 @@
 //   - spec.request: a PEM CERTIFICATE REQUEST whose signature verifies; spec.usages required, known,
 //     not repeated; spec.signerName `domain.tld/path`; spec.expirationSeconds >= 600;
 //   - status.conditions: type required, Approved/Denied/Failed only True, one per type, Approved and
-//     Denied mutually exclusive; Approved/Denied/Failed never removed; Approved/Denied added or changed
-//     only through /approval;
+//     Denied mutually exclusive (the later one's type is the invalid value); Approved/Denied/Failed never
+//     removed; Approved/Denied added or changed only through /approval (/status adding or removing one
+//     is 422 Forbidden);
 //   - status.certificate: PEM CERTIFICATE blocks only (validateCertificatePEM), set only through
 //     /status, only once Approved, never changed once set.
 import {keyUsages} from '../../api/certificates/certificatesigningrequest.js'
@@ -89,12 +90,18 @@ function validateConditions(csr: AnyObject): FieldError[] {
     if (status === '') errs.push(required(`${path}.status`))
     else if (CONDITION_TYPES_NEVER_REMOVED.includes(type) && status !== 'True') errs.push(notSupported(`${path}.status`, status, ['True']))
     else if (!['True', 'False', 'Unknown'].includes(status)) errs.push(notSupported(`${path}.status`, status, ['False', 'True', 'Unknown']))
+    // Kubernetes names the condition that meets the other one: its type is the value
+    if (type === 'Approved') {
+      approved = true
+      if (denied) errs.push(invalid(`${path}.type`, type, 'Approved and Denied conditions are mutually exclusive'))
+    }
+    if (type === 'Denied') {
+      denied = true
+      if (approved) errs.push(invalid(`${path}.type`, type, 'Approved and Denied conditions are mutually exclusive'))
+    }
     if (type !== '' && seen.has(type)) errs.push(duplicate(`${path}.type`, type))
     seen.add(type)
-    if (type === 'Approved') approved = true
-    if (type === 'Denied') denied = true
   })
-  if (approved && denied) errs.push(invalid('status.conditions', conditions, 'Approved and Denied conditions are mutually exclusive'))
   return errs
 }
 
