@@ -133,6 +133,59 @@ describe('garbage collector: dependency graph', () => {
     assert.equal(graph.absentOwners.has(verified), true)
   })
 
+  it('a relist that finds another object (another uid) under a name: the one held before is gone, its dependents are checked, an owner waiting on it is queued', () => {
+    const {graph, deletes, drain} = setup()
+    const owner = cm('owner')
+    const first = cm('first')
+    const firstMeta = meta(first, {ownerReferences: [ref(owner, {blockOwnerDeletion: true})], resourceVersion: '1'})
+    graph.observe(owner, meta(owner), undefined)
+    graph.observe(first, firstMeta, undefined)
+    const child = cm('child')
+    graph.observe(child, meta(child, {ownerReferences: [ref(first)]}), undefined)
+    graph.observe(owner, meta(owner, {deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['foregroundDeletion']}), meta(owner))
+    drain(deletes)
+    // deleted and created again while the watch was down: the informer's relist reports an update
+    const second: ObjectReference = {...first, uid: 'uid-ns-first-again'}
+    graph.observe(second, meta(second, {resourceVersion: '7'}), firstMeta)
+    assert.equal(graph.nodes.has(first.uid), false, 'the earlier object left the graph')
+    assert.equal(graph.nodes.get(second.uid)?.virtual, false)
+    assert.deepEqual(graph.nodes.get(owner.uid)!.blockingDependents(), [])
+    assert.deepEqual(drain(deletes), ['child', 'owner'])
+    assert.equal(graph.absentOwners.has(first), true)
+  })
+
+  it('a virtual owner whose identities are all found absent in turn: each identity the dependents give is tried, not two back and forth', () => {
+    const {graph, deletes, later, drain} = setup()
+    const uid = 'uid-shared'
+    const named = (name: string): OwnerReference => ({apiVersion: 'v1', kind: 'ConfigMap', name, uid})
+    for (const [dependent, owner] of [['a', 'name-1'], ['b', 'name-2'], ['c', 'name-3']]) {
+      graph.observe(cm(dependent), meta(cm(dependent), {ownerReferences: [named(owner)]}), undefined)
+    }
+    drain(deletes)
+    const tried: string[] = [graph.nodes.get(uid)!.identity.name]
+    // the dependents stay (say, finalizers hold them): the node goes round their identities
+    for (let i = 0; i < 3; i++) {
+      graph.remove({...graph.nodes.get(uid)!.identity}, true)
+      tried.push(graph.nodes.get(uid)!.identity.name)
+    }
+    assert.deepEqual(tried, ['name-1', 'name-2', 'name-3', 'name-1'])
+    assert.deepEqual(drain(later), ['name-1', 'name-2', 'name-3'])
+  })
+
+  it('a virtual owner no dependent names any more is dropped; a real node or one still named is not', () => {
+    const {graph} = setup()
+    const owner = cm('owner')
+    const dependent = cm('dependent')
+    const named = meta(dependent, {ownerReferences: [ref(owner)], resourceVersion: '1'})
+    graph.observe(dependent, named, undefined)
+    const virtual = graph.nodes.get(owner.uid)!
+    assert.equal(graph.removeUnreferencedVirtual(virtual), false, 'still named')
+    graph.observe(dependent, meta(dependent, {resourceVersion: '2'}), named)
+    assert.equal(graph.removeUnreferencedVirtual(virtual), true)
+    assert.equal(graph.nodes.has(owner.uid), false)
+    assert.equal(graph.removeUnreferencedVirtual(graph.nodes.get(dependent.uid)!), false, 'a real node stays')
+  })
+
   it('the absent-owner cache forgets the least recently used identity beyond its capacity', () => {
     const cache = new AbsentOwnerCache(2)
     cache.add(cm('a'))

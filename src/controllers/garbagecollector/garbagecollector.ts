@@ -33,6 +33,10 @@ export interface GarbageCollectorOptions {
   orphanWorkers?: number
 }
 
+/** What a worker does with a key once processed: look again after its back-off, forget its back-off,
+ *  or nothing (it is already back in the queue). */
+type Outcome = 'requeue' | 'forget' | 'keep'
+
 /** A cluster-scoped object names a namespaced owner: never valid, so neither collected nor retried. */
 class NamespacedOwnerOfClusterScopedObject extends Error {}
 
@@ -142,15 +146,17 @@ export class GarbageCollector {
     return undefined
   }
 
-  /** One worker: process returns true to look at the key again after its back-off. */
-  private async work(queue: WorkQueue, process: (uid: string) => Promise<boolean>): Promise<void> {
+  /** One worker: process says whether to look at the key again after its back-off, to forget its
+   *  back-off, or to leave it as it is (the key was already put back, after its back-off). */
+  private async work(queue: WorkQueue, process: (uid: string) => Promise<Outcome>): Promise<void> {
     for (;;) {
       const uid = await queue.get()
       if (uid === undefined) return
       try {
         if (this.stopped) continue
-        if (await process(uid)) queue.addRateLimited(uid)
-        else queue.forget(uid)
+        const outcome = await process(uid)
+        if (outcome === 'requeue') queue.addRateLimited(uid)
+        else if (outcome === 'forget') queue.forget(uid)
       } catch (error) {
         if (!this.stopped) {
           const node = this.graph?.nodes.get(uid)
@@ -168,21 +174,28 @@ export class GarbageCollector {
 
   // ---------- attemptToDelete ----------
 
-  private async attemptToDeleteWorker(uid: string): Promise<boolean> {
-    const node = this.graph!.nodes.get(uid)
-    if (!node) return false
+  private async attemptToDeleteWorker(uid: string): Promise<Outcome> {
+    const graph = this.graph!
+    const node = graph.nodes.get(uid)
+    if (!node) return 'forget'
+    // an owner no dependent names any more (they went, or dropped the reference) is nothing to check
+    if (graph.removeUnreferencedVirtual(node)) return 'forget'
     try {
-      if ((await this.attemptToDeleteItem(node)) === 'gone') return false
+      if ((await this.attemptToDeleteItem(node)) === 'gone') {
+        // found absent at the coordinates one dependent gives, the node stays under those another gives
+        // and is back in the queue after its back-off: that back-off must keep growing, not start over
+        return graph.nodes.get(uid) === node ? 'keep' : 'forget'
+      }
     } catch (error) {
       if (error instanceof NamespacedOwnerOfClusterScopedObject) {
         this.logger.warn('garbage collector: a cluster-scoped object names a namespaced owner; it is never collected', {item: describe(node.identity), error: error.message})
-        return false
+        return 'forget'
       }
       throw error
     }
     // an owner named by a dependent, found by a GET but not yet seen by an informer: look again until
     // it is (an object created and deleted while a watch was down would otherwise stay in the graph)
-    return node.virtual && this.graph!.nodes.get(uid) === node
+    return node.virtual && graph.nodes.get(uid) === node ? 'requeue' : 'forget'
   }
 
   private async attemptToDeleteItem(node: GraphNode): Promise<'gone' | 'done'> {
@@ -269,13 +282,13 @@ export class GarbageCollector {
 
   // ---------- attemptToOrphan ----------
 
-  private async attemptToOrphanWorker(uid: string): Promise<boolean> {
+  private async attemptToOrphanWorker(uid: string): Promise<Outcome> {
     const node = this.graph!.nodes.get(uid)
-    if (!node) return false
+    if (!node) return 'forget'
     const operations = this.operations!
     const latest = await operations.get(node.identity)
     // not (or no longer) orphaning: gone, replaced, or a later DELETE chose another propagation
-    if (!latest || latest.uid !== uid || !isBeingDeleted(latest) || !hasFinalizer(latest, ORPHAN_FINALIZER)) return false
+    if (!latest || latest.uid !== uid || !isBeingDeleted(latest) || !hasFinalizer(latest, ORPHAN_FINALIZER)) return 'forget'
     const failures: string[] = []
     const dependents = [...node.dependents]
     for (const dependent of dependents) {
@@ -288,6 +301,6 @@ export class GarbageCollector {
     if (failures.length > 0) throw new Error(`orphaning the dependents failed: ${failures.join('; ')}`)
     await operations.removeFinalizer(node.identity, ORPHAN_FINALIZER)
     this.logger.v(2, 'garbage collector: dependents orphaned', {item: describe(node.identity), dependents: dependents.length})
-    return false
+    return 'forget'
   }
 }

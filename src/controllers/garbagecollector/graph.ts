@@ -148,21 +148,34 @@ function partitionDependents(dependents: Iterable<GraphNode>, identity: ObjectRe
   return [matching, nonmatching]
 }
 
-/** Another identity the dependents give an owner whose identity `absent` was verified absent. */
+/** kind, apiVersion, namespace, name: the order alternate identities are tried in */
+function identityOrder(a: ObjectReference, b: ObjectReference): number {
+  for (const field of ['kind', 'apiVersion', 'namespace', 'name', 'uid'] as const) {
+    if (a[field] !== b[field]) return a[field] < b[field] ? -1 : 1
+  }
+  return 0
+}
+
+/**
+ * Another identity the dependents give an owner whose identity `absent` was verified absent: the
+ * first that follows `absent` in identityOrder, else the first, so that successive checks go round
+ * every identity the dependents give (not back and forth between two while a third is never tried).
+ */
 function alternateOwnerIdentity(dependents: GraphNode[], absent: ObjectReference): ObjectReference | undefined {
   const clusterScoped = absent.namespace === ''
-  const sorted = [...dependents].sort((a, b) => describe(a.identity).localeCompare(describe(b.identity)))
-  for (const dependent of sorted) {
+  const candidates: ObjectReference[] = []
+  for (const dependent of dependents) {
     for (const ref of dependent.owners) {
       if (ref.uid !== absent.uid) continue
       if (refMatchesCoordinates(ref, absent) && (clusterScoped || absent.namespace === dependent.identity.namespace)) continue
       const candidate: ObjectReference = {apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, namespace: dependent.identity.namespace}
       // that apiVersion/kind is known to be cluster-scoped
       if (clusterScoped && candidate.apiVersion === absent.apiVersion && candidate.kind === absent.kind) candidate.namespace = ''
-      if (!sameIdentity(candidate, absent)) return candidate
+      if (!sameIdentity(candidate, absent)) candidates.push(candidate)
     }
   }
-  return undefined
+  candidates.sort(identityOrder)
+  return candidates.find((c) => identityOrder(absent, c) < 0) ?? candidates[0]
 }
 
 function referenceDiffs(old: OwnerReference[], next: OwnerReference[]) {
@@ -191,6 +204,12 @@ export class DependencyGraph {
 
   /** An informer's add or update: `old` is the previous metadata (undefined when first seen). */
   observe(identity: ObjectReference, meta: ObjectMeta, old: ObjectMeta | undefined): void {
+    if (old?.uid && old.uid !== identity.uid) {
+      // an informer's relist found another object under that name (the one it held was deleted and
+      // this one created while its watch was down): the one it held is gone, and this one is new
+      this.remove({...identity, uid: old.uid}, false)
+      old = undefined
+    }
     let node = this.nodes.get(identity.uid)
     if (node?.virtual) {
       // the first sight of an owner that dependents named before
@@ -270,6 +289,17 @@ export class DependencyGraph {
       const owner = this.nodes.get(ref.uid)
       if (owner?.deletingDependents) this.queues.attemptToDelete(owner)
     }
+  }
+
+  /**
+   * Drops a virtual node that no dependent names any more: nothing waits on its check, and one for an
+   * owner that exists but no informer shows (a kind that is not watched) would be looked at forever.
+   * A dependent that names it later makes a new one. True when dropped.
+   */
+  removeUnreferencedVirtual(node: GraphNode): boolean {
+    if (!node.virtual || node.dependents.size > 0 || this.nodes.get(node.uid) !== node) return false
+    this.nodes.delete(node.uid)
+    return true
   }
 
   private addDependentToOwners(node: GraphNode, refs: OwnerReference[]): void {
