@@ -184,6 +184,10 @@ export interface KindDeclaration {
   validateSubresourceUpdate?(subresource: string, object: AnyObject, old: AnyObject, context: RequestContext): FieldError[]
   /** spec.finalizers hold deletion like metadata.finalizers (Namespace) */
   specFinalizers?: boolean
+  /** the garbage collector does not watch this kind (Event, as kube-controller-manager's default
+   *  ignoredResources): a DELETE's propagation policy adds no orphan / foregroundDeletion finalizer,
+   *  which nothing would ever remove */
+  ignoredByGarbageCollector?: true
   /** adjust an object being marked for deletion (e.g. Namespace phase Terminating) */
   prepareForDelete?(object: AnyObject): void
   /** graceful deletion (Pod): the seconds the object stays, marked, before it goes; 0 or undefined = at once */

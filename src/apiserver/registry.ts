@@ -565,7 +565,7 @@ export class ResourceRegistry {
       // every kind and even on an object already being deleted (deletionFinalizersForGarbageCollection);
       // the garbage collector removes it once it has orphaned or deleted the object's dependents
       const stored: readonly string[] = old.metadata!.finalizers ?? []
-      const metadataFinalizers = finalizersForDeletion(stored, options)
+      const metadataFinalizers = this.declaration.ignoredByGarbageCollector ? stored : finalizersForDeletion(stored, options)
       const finalizers = [...metadataFinalizers, ...this.lifecycleFinalizers(old)]
       if (finalizers.length > 0) {
         const pendingCode = options.orphanDependents === false ? 202 : 200

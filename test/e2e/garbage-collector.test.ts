@@ -212,6 +212,17 @@ describe('the garbage collector', () => {
     await ok('DELETE', '/apis/rbac.orch.io/v1/clusterroles/gc-invalid-owner')
   })
 
+  it('Events, which the collector does not watch (as kube-controller-manager), go at once whatever the propagation policy: no finalizer nothing would remove', TIMEOUT, async () => {
+    const ns = await namespace('events')
+    const event = {apiVersion: 'v1', kind: 'Event', metadata: {name: 'e'}, involvedObject: {kind: 'ConfigMap', name: 'x', namespace: ns}, reason: 'Test', message: 'm'}
+    for (const propagationPolicy of ['Orphan', 'Foreground']) {
+      await ok('POST', `/api/v1/namespaces/${ns}/events`, event)
+      const deleted = await api('DELETE', `/api/v1/namespaces/${ns}/events/e`, {propagationPolicy})
+      assert.equal(deleted.status, 200, deleted.text)
+      assert.equal((await api('GET', `/api/v1/namespaces/${ns}/events/e`)).status, 404, propagationPolicy)
+    }
+  })
+
   it('a Node\'s Lease is collected when the Node is deleted', TIMEOUT, async () => {
     const agent = await startAgent({server})
     try {

@@ -53,6 +53,7 @@ export const event: KindDeclaration = {
   singular: 'event',
   shortNames: ['ev'],
   namespaced: true,
+  ignoredByGarbageCollector: true,
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
   generationFields: [],
   allowCreateOnUpdate: true,

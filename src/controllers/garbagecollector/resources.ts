@@ -21,6 +21,7 @@ export function apiVersionOfResource(resource: Pick<ApiResource, 'group' | 'vers
 }
 
 /** Resources the collector never watches (kube-controller-manager's DefaultIgnoredResources). */
+// (src/api/core/event.ts declares the same: ignoredByGarbageCollector)
 const IGNORED = new Set(['/events'])
 
 const NEEDED_VERBS = ['list', 'watch', 'delete']
