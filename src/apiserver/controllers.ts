@@ -87,9 +87,12 @@ export async function startControllers(
     started.push(controller)
   }
   if (names.includes('garbagecollector')) {
-    const controller = new GarbageCollector(client, logger.child({controller: 'garbagecollector'}))
-    await controller.start()
+    const gcLogger = logger.child({controller: 'garbagecollector'})
+    const controller = new GarbageCollector(client, gcLogger)
+    // its lists of every resource must not hold up the controllers after it (one that keeps failing
+    // would hold them for good); stop() also ends a start still under way
     started.push(controller)
+    controller.start().catch((error: Error) => gcLogger.error('garbage collector stopped starting', {error: error.message}))
   }
   if (names.includes('namespace')) {
     const controller = new NamespaceController(client, logger.child({controller: 'namespace'}))
