@@ -13,7 +13,7 @@ import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
-import {replicasFromScale, toScale} from './scale.js'
+import {replicasFromScale, SCALE_SCHEMA, toScale} from './scale.js'
 import {listMetaOf, listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
 import {jsonOf} from './stored-json.js'
@@ -66,8 +66,14 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
   const value = query.get(name)
   if (value === null || value === '') return undefined
   if (!/^-?\d+$/.test(value)) throw errors.badRequest(`invalid value for ${name}: ${value} is not an integer`)
-  return Number(value)
+  // int64, as Kubernetes parses it (strconv.ParseInt: value out of range)
+  const big = BigInt(value)
+  if (big > INT64_MAX || big < -INT64_MAX - 1n) throw errors.badRequest(`invalid value for ${name}: ${value} is out of range`)
+  // past 2^53 a number loses precision (and storage refuses it): the largest exact one means as much
+  return Math.max(Math.min(Number(value), Number.MAX_SAFE_INTEGER), Number.MIN_SAFE_INTEGER)
 }
+
+const INT64_MAX = 2n ** 63n - 1n
 
 function dryRunParam(query: URLSearchParams): boolean {
   const values = query.getAll('dryRun')
@@ -450,7 +456,15 @@ export class ResourceHandler {
       throw errors.unsupportedMediaType(contentType, [JSON_PATCH, MERGE_PATCH, ...this.extraPatchTypes.keys()])
     }
     const decoder = verb === 'patch' ? (this.extraPatchTypes.get(contentType) ?? jsonSerializer) : undefined
-    const body = decoder ? decodeBody(await readBody(request), contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(await readBody(request), request.headers['content-type'], this.serializers)
+    const raw = await readBody(request)
+    const body = decoder ? decodeBody(raw, contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(raw, request.headers['content-type'], this.serializers)
+    // a Scale is decoded as Kubernetes decodes it: spec.replicas an int32 (400; a patch's result: 422)
+    const scaleSchema = {...SCALE_SCHEMA, fields: {...SCALE_SCHEMA.fields, metadata: registry.declaration.schema.fields.metadata}}
+    const scaleDecodeError = (scale: AnyObject) => goDecodeError(scale, scaleSchema, 'v1')
+    if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
+      const problem = scaleDecodeError(body as AnyObject)
+      if (problem) throw errors.badRequest(decodeFailure(body as AnyObject, {kind: 'Scale'} as KindDeclaration, raw, problem))
+    }
     const updated = await registry.guaranteedUpdate(
       info.namespace,
       info.name,
@@ -466,6 +480,10 @@ export class ResourceHandler {
         } else {
           // merge-style patches of a Scale touch spec.replicas only
           wanted = assertBodyObject(applyMergePatch(scale, body))
+        }
+        if (verb === 'patch') {
+          const problem = scaleDecodeError(wanted)
+          if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(wanted), message: problem}])
         }
         const replicas = replicasFromScale(wanted, info.name)
         return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', {

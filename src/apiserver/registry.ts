@@ -7,7 +7,8 @@ import {apiVersionOf} from '../api/types.js'
 import {errors, type GroupResource, successStatus} from '../machinery/status.js'
 import type {AdmissionChain} from '../admission/chain.js'
 import type {AdmissionAttributes, Operation} from '../admission/types.js'
-import {validateObjectMeta} from './meta-validation.js'
+import {validateListMapKeys, validateObjectMeta} from './meta-validation.js'
+import {goNullsToZero} from '../machinery/go-json.js'
 import {admissionAttributesOf} from './admission-attributes.js'
 import {finalizersForDeletion} from '../machinery/deletion-propagation.js'
 import {
@@ -258,6 +259,7 @@ export class ResourceRegistry {
       ...(this.declaration.validateCreate?.(object, options.context) ?? []),
       ...(this.kindValidator?.create?.(object, options.context) ?? []),
     ]
+    causes.push(...validateListMapKeys(object, this.declaration, causes))
     if (causes.length > 0) throw this.invalid(object.metadata?.name ?? object.metadata?.generateName ?? '', causes)
     if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create', object.metadata!.name)
     addWarnings(options.context, this.declaration.warningsOnCreate?.(object, options.context))
@@ -425,13 +427,15 @@ export class ResourceRegistry {
   private updateCauses(object: AnyObject, old: AnyObject, subresource: string, requestContext: RequestContext): FieldError[] {
     const declaration = this.declaration
     const context = {...requestContext, subresource: subresource || undefined}
-    return [
+    const causes = [
       ...validateObjectMeta(object, declaration, {creating: false, old}),
       ...(subresource && subresource !== 'status' && subresource !== 'finalize'
         ? (declaration.validateSubresourceUpdate?.(subresource, object, old, context) ?? [])
         : (declaration.validateUpdate?.(object, old, context) ?? [])),
       ...(this.kindValidator?.update?.(object, old, context) ?? []),
     ]
+    causes.push(...validateListMapKeys(object, declaration, causes))
+    return causes
   }
 
   /** An ordinary write's manager owns the fields it changed (Kubernetes' Update operation). */
@@ -622,6 +626,9 @@ export class ResourceRegistry {
 
 /** spec and status are Go structs, which Kubernetes always serialises: `{}` when empty. */
 function ensureTopLevelStructs(object: AnyObject, declaration: KindDeclaration): void {
+  // nulls as Go's decoder leaves them: unset fields, zero map values and list items (never a null
+  // where defaulting and validation read a string or an object)
+  goNullsToZero(object, declaration.schema)
   for (const field of ['spec', 'status']) {
     if (declaration.schema.fields[field]?.type === 'object' && (object[field] === undefined || object[field] === null)) object[field] = {}
   }

@@ -216,3 +216,72 @@ export function decodeFailure(body: AnyObject, declaration: KindDeclaration, raw
   const text = raw.toString('utf8')
   return `the object provided is unrecognized (must be of type ${declaration.kind}): ${problem} (${text.length > 30 ? `${text.slice(0, 30)} ...` : text})`
 }
+
+/** The value Go's encoding/json leaves for a JSON null in a map value or a slice element (a struct field
+ *  given null is left unset). undefined: keep the null (a nil map, slice, time or raw value). */
+function zeroOf(schema: Schema): unknown {
+  switch (schema.type) {
+    case 'string':
+      return ''
+    case 'integer':
+    case 'number':
+    case 'int-or-string':
+      return 0
+    case 'boolean':
+      return false
+    case 'quantity':
+      return '0'
+    case 'object':
+      return {}
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Gives a decoded object what Go's decoder would have made of its nulls, in place: a struct field that
+ * is null is unset, and a null map value or slice element is its type's zero value ("" for a string,
+ * {} for a struct), so that validation sees `labels: {"a": ""}` for `{"a": null}`, as Kubernetes does,
+ * and never a null where it reads a string or an object. Values of the wrong type are left as they are
+ * (goDecodeError refuses them).
+ */
+export function goNullsToZero(value: unknown, schema: Schema): void {
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return
+  switch (schema.type) {
+    case 'object': {
+      if (Array.isArray(value)) return
+      const fields = fieldsOf(schema)
+      const record = value as Record<string, unknown>
+      for (const [key, child] of Object.entries(record)) {
+        const childSchema = fields.get(key)
+        if (!childSchema) continue
+        if (child === null) delete record[key]
+        else goNullsToZero(child, childSchema)
+      }
+      return
+    }
+    case 'map': {
+      if (Array.isArray(value)) return
+      const record = value as Record<string, unknown>
+      for (const [key, child] of Object.entries(record)) {
+        if (child === null) {
+          const zero = zeroOf(schema.values)
+          if (zero !== undefined) record[key] = zero
+        } else goNullsToZero(child, schema.values)
+      }
+      return
+    }
+    case 'array': {
+      if (!Array.isArray(value)) return
+      for (let i = 0; i < value.length; i++) {
+        if (value[i] === null) {
+          const zero = zeroOf(schema.items)
+          if (zero !== undefined) value[i] = zero
+        } else goNullsToZero(value[i], schema.items)
+      }
+      return
+    }
+    default:
+      return
+  }
+}

@@ -29,6 +29,11 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
     if (!['add', 'remove', 'replace', 'move', 'copy', 'test'].includes(op.op)) {
       throw errors.badRequest(`Unexpected kind: ${op.op}`)
     }
+    // a value cannot move into itself (RFC 6902 4.4: from may not be a proper prefix of path); unchecked,
+    // the document would contain itself
+    if (op.op === 'move' && typeof op.from === 'string' && op.path.startsWith(`${op.from}/`)) {
+      throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: move operation does not apply: from ${JSON.stringify(op.from)} is a prefix of path ${JSON.stringify(op.path)}`)
+    }
   }
   try {
     const copy = structuredClone(document)

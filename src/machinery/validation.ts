@@ -58,7 +58,9 @@ export const DNS1123SubdomainMaxLength = 253
 export const DNS1035LabelMaxLength = 63
 
 /** A lower-case RFC 1123 label (at most 63 characters): `my-name`, `123-abc`. */
-export function isDNS1123Label(value: string): string[] {
+export function isDNS1123Label(value: string | null | undefined): string[] {
+  // a string field left out is Go's ""
+  value ??= ''
   const errs: string[] = []
   if (byteLength(value) > DNS1123LabelMaxLength) errs.push(maxLenError(DNS1123LabelMaxLength))
   if (!dns1123LabelRegexp.test(value)) {
@@ -70,7 +72,9 @@ export function isDNS1123Label(value: string): string[] {
 }
 
 /** A lower-case RFC 1123 subdomain (at most 253 characters): `example.com`. */
-export function isDNS1123Subdomain(value: string): string[] {
+export function isDNS1123Subdomain(value: string | null | undefined): string[] {
+  // a string field left out is Go's ""
+  value ??= ''
   const errs: string[] = []
   if (byteLength(value) > DNS1123SubdomainMaxLength) errs.push(maxLenError(DNS1123SubdomainMaxLength))
   if (!dns1123SubdomainRegexp.test(value)) errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, 'example.com'))
@@ -78,7 +82,9 @@ export function isDNS1123Subdomain(value: string): string[] {
 }
 
 /** An RFC 1035 label (at most 63 characters, starting with a letter): `my-name`, `abc-123`. */
-export function isDNS1035Label(value: string): string[] {
+export function isDNS1035Label(value: string | null | undefined): string[] {
+  // a string field left out is Go's ""
+  value ??= ''
   const errs: string[] = []
   if (byteLength(value) > DNS1035LabelMaxLength) errs.push(maxLenError(DNS1035LabelMaxLength))
   if (!dns1035LabelRegexp.test(value)) errs.push(regexError(dns1035LabelErrMsg, dns1035LabelFmt, 'my-name', 'abc-123'))
@@ -111,7 +117,9 @@ function isDNS1123SubdomainBytes(value: string): string[] {
  * A "qualified name" (the form of label and annotation keys): an optional DNS-subdomain prefix and
  * `/`, then a name of at most 63 characters of `[-A-Za-z0-9_.]` starting and ending alphanumeric.
  */
-export function isQualifiedName(value: string): string[] {
+export function isQualifiedName(value: string | null | undefined): string[] {
+  // a string field left out is Go's ""
+  value ??= ''
   const errs: string[] = []
   const parts = value.split('/')
   let name: string
@@ -138,7 +146,9 @@ export function isQualifiedName(value: string): string[] {
 }
 
 /** A label value: empty, or at most 63 characters of `[-A-Za-z0-9_.]` starting and ending alphanumeric. */
-export function isValidLabelValue(value: string): string[] {
+export function isValidLabelValue(value: string | null | undefined): string[] {
+  // a string field left out is Go's ""
+  value ??= ''
   const errs: string[] = []
   if (byteLength(value) > LabelValueMaxLength) errs.push(maxLenBytesError(LabelValueMaxLength))
   if (!labelValueRegexp.test(value)) errs.push(regexError(labelValueErrMsg, labelValueFmt, 'MyValue', 'my_value', '12345'))
@@ -159,7 +169,9 @@ function hasChDirPrefix(value: string): string[] {
 }
 
 /** A key of a ConfigMap or Secret: `[-._a-zA-Z0-9]+`, at most 253 characters, not `.`, `..` or `..*`. */
-export function isConfigMapKey(value: string): string[] {
+export function isConfigMapKey(value: string | null | undefined): string[] {
+  // a string field left out is Go's ""
+  value ??= ''
   const errs: string[] = []
   if (byteLength(value) > DNS1123SubdomainMaxLength) errs.push(maxLenError(DNS1123SubdomainMaxLength))
   if (!configMapKeyRegexp.test(value)) {
@@ -175,7 +187,9 @@ const cIdentifierErrMsg =
 const cIdentifierRegexp = anchored(cIdentifierFmt)
 
 /** An identifier in C (format only, any length): `my_name`, `MY_NAME`, `MyName`. */
-export function isCIdentifier(value: string): string[] {
+export function isCIdentifier(value: string | null | undefined): string[] {
+  // a string field left out is Go's ""
+  value ??= ''
   if (cIdentifierRegexp.test(value)) return []
   return [regexError(cIdentifierErrMsg, cIdentifierFmt, 'my_name', 'MY_NAME', 'MyName')]
 }
@@ -315,7 +329,7 @@ export function validateLabelSelector(
       default:
         errs.push(invalid(`${path}.operator`, expr.operator, 'not a valid selector operator'))
     }
-    for (const msg of isQualifiedName(expr.key)) errs.push(invalid(`${path}.key`, expr.key, msg))
+    for (const msg of isQualifiedName(expr.key)) errs.push(invalid(`${path}.key`, expr.key ?? '', msg))
     values.forEach((value, j) => {
       for (const msg of isValidLabelValue(value)) errs.push(invalid(`${path}.values[${j}]`, value, msg))
     })

@@ -105,6 +105,75 @@ describe('bad input: values of the wrong type', () => {
     assert.equal((await api('GET', `${configmaps}/meta`)).status, 404)
   })
 
+  it('a null map value or list item is its zero value, as Go decodes it: a null label is "", an empty label key 422 (was a 500)', async () => {
+    const created = await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'nulls', labels: {a: null}}, data: {k: null}})
+    assert.equal(created.status, 201, created.text)
+    assert.deepEqual(created.json.metadata.labels, {a: ''})
+    assert.deepEqual(created.json.data, {k: ''})
+    const live = created.json
+    const put = await api('PUT', `${configmaps}/nulls`, {...live, metadata: {...live.metadata, labels: {'': null}}})
+    assert.equal(put.status, 422, put.text)
+    assert.equal(put.json.details.causes[0].field, 'metadata.labels')
+    const sts = {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'sel'},
+      spec: {serviceName: 's', selector: {matchLabels: {a: 'b'}, matchExpressions: [{}, null]}, template: {metadata: {labels: {a: 'b'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    }
+    const selector = await api('POST', '/apis/apps/v1/namespaces/default/statefulsets', sts)
+    assert.equal(selector.status, 422, selector.text)
+    assert.ok(selector.json.details.causes.some((c: any) => c.field === 'spec.selector.matchExpressions[0].key'), selector.text)
+  })
+
+  it('ObjectMeta as Kubernetes validates it: an ownerReference without uid, kind, name or version and a finalizer that is not a qualified name are 422', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ownerReferences: [{apiVersion: 'v1', kind: 'ConfigMap', name: 'o'}]}, 'metadata.ownerReferences.uid'],
+      [{ownerReferences: [{apiVersion: 'a/b/c', kind: 'ConfigMap', name: 'o', uid: 'u'}]}, 'metadata.ownerReferences.apiVersion'],
+      [{ownerReferences: [{apiVersion: 'v1', name: 'o', uid: 'u'}]}, 'metadata.ownerReferences.kind'],
+      [{ownerReferences: [{apiVersion: 'v1', kind: 'Event', name: 'o', uid: 'u'}]}, 'metadata.ownerReferences'],
+      [{ownerReferences: [{apiVersion: 'v1', kind: 'A', name: 'a', uid: '1', controller: true}, {apiVersion: 'v1', kind: 'B', name: 'b', uid: '2', controller: true}]}, 'metadata.ownerReferences'],
+      [{finalizers: ['trailing-']}, 'metadata.finalizers'],
+    ]
+    for (const [metadata, field] of cases) {
+      const result = await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'owned', ...metadata}})
+      assert.equal(result.status, 422, result.text)
+      assert.ok(result.json.details.causes.some((c: any) => c.field === field), result.text)
+    }
+    assert.equal((await api('GET', `${configmaps}/owned`)).status, 404)
+  })
+
+  it('an associative list item naming none of its keys is 422, so that a later apply cannot fail on the stored object (was a 500 "failed to merge config")', async () => {
+    const ns = (await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'conds'}})).json
+    const status = await api('PUT', '/api/v1/namespaces/conds/status', {...ns, status: {phase: 'Active', conditions: [{type: 'A', status: 'True'}, {status: 'False'}]}})
+    assert.equal(status.status, 422, status.text)
+    assert.equal(status.json.details.causes[0].field, 'status.conditions[1].type')
+    const applied = await api('PATCH', '/api/v1/namespaces/conds?fieldManager=me', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'conds', labels: {a: 'b'}}}, {'Content-Type': 'application/apply-patch+yaml'})
+    assert.equal(applied.status, 200, applied.text)
+  })
+
+  it('a JSON patch moving a value into itself is 422 (was a 500: the document would contain itself)', async () => {
+    await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'moved'}, data: {a: '1'}})
+    const result = await api('PATCH', `${configmaps}/moved`, [{op: 'move', from: '', path: '/metadata/generateName'}], {'Content-Type': 'application/json-patch+json'})
+    assert.equal(result.status, 422, result.text)
+    assert.match(result.json.message, /move operation does not apply: from "" is a prefix of path "\/metadata\/generateName"/)
+  })
+
+  it('a Scale is decoded as Kubernetes decodes it: replicas past int32 or of another type is 400 (PUT) or 422 (PATCH), nothing stored', async () => {
+    const sts = '/apis/apps/v1/namespaces/default/statefulsets'
+    const created = await api('POST', sts, {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'scaled'},
+      spec: {replicas: 1, serviceName: 's', selector: {matchLabels: {a: 'b'}}, template: {metadata: {labels: {a: 'b'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    })
+    assert.equal(created.status, 201, created.text)
+    for (const replicas of [2 ** 31, 1e20, '3']) {
+      const put = await api('PUT', `${sts}/scaled/scale`, {apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: {name: 'scaled', namespace: 'default'}, spec: {replicas}})
+      assert.equal(put.status, 400, put.text)
+      assert.match(put.json.message, /^Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal .* into Go struct field ScaleSpec\.spec\.replicas of type int32$/)
+      const patch = await api('PATCH', `${sts}/scaled/scale`, {spec: {replicas}}, {'Content-Type': 'application/merge-patch+json'})
+      assert.equal(patch.status, 422, patch.text)
+      assert.equal(patch.json.details.causes[0].field, 'patch')
+    }
+    assert.equal((await api('GET', `${sts}/scaled`)).json.spec.replicas, 1)
+  })
+
   it('an update with a value of the wrong type is 400 and the stored object is unchanged', async () => {
     const live = (await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'upd'}, data: {a: '1'}})).json
     const result = await api('PUT', `${configmaps}/upd`, {...live, data: {a: 2}})

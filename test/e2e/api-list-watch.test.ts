@@ -140,6 +140,19 @@ describe('API core: lists, views and watches', () => {
     }
   })
 
+  it('limit, timeoutSeconds and gracePeriodSeconds are int64: past its range 400 (was a 500 from storage); past 2^53 a whole list', async () => {
+    for (const query of ['limit=99999999999999999999', 'limit=-9223372036854775809']) {
+      const result = await api('GET', `${base}?${query}`)
+      assert.equal(result.status, 400, result.text)
+      assert.equal(result.json.reason, 'BadRequest')
+      assert.match(result.json.message, /is out of range$/)
+    }
+    const huge = await api('GET', `${base}?limit=9223372036854775807`)
+    assert.equal(huge.status, 200, huge.text)
+    assert.equal(huge.json.items.length, 10)
+    assert.equal((await api('DELETE', `${base}/item-0?gracePeriodSeconds=99999999999999999999`)).status, 400)
+  })
+
   it('limit with a non-zero resourceVersion pages: Exact at that version without resourceVersionMatch, the latest state with NotOlderThan', async () => {
     const before = (await api('GET', base)).json
     const rv = before.metadata.resourceVersion
