@@ -1,12 +1,13 @@
-// `orch apply -f FILE|DIR|-`: manifests (multi-document YAML, JSON, kind List) read from files, the
-// .yaml/.yml/.json files of a directory in name order, or stdin; each object created or brought up to date
+// `orch apply -f FILE|DIR|URL|-`: manifests (multi-document YAML, JSON, kind List) read from files, the
+// .yaml/.yml/.json files of a directory in name order (-R: its subdirectories too), http(s) URLs, or stdin; each object created or brought up to date
 // through an ApplyStrategy. The default strategy is server-side apply (one PATCH with
 // application/apply-patch+yaml per object, fieldManager `orch` unless --field-manager, force=true with
 // --force-conflicts), read first so that the result is printed as kubectl apply prints it: `configmap/x
 // created|configured|unchanged`. --server-side=false keeps the older create-or-replace (GET; absent:
 // POST; present and different in a field the manifest gives: PUT at the live resourceVersion). A manifest that cannot be read fails the command before
 // anything is sent; an object the server refuses (an apply conflict included) is reported on one line and
-// the others still go.
+// the others still go. -o name prints kind/name per object, -o json|yaml the applied objects (several
+// as kubectl's List).
 import {readFileSync, readdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {isDeepStrictEqual} from 'node:util'
@@ -14,6 +15,7 @@ import * as yaml from 'js-yaml'
 import type {AnyObject} from '../api/types.js'
 import {JsonStreamDecoder, isApiStatusError, type ResourceLocator, type RestClient} from '../client/index.js'
 import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
+import {printable, sortKeys, toJson, toYaml, withTypeMeta} from './printers.js'
 import {UnknownResourceError, objectName, resourceForKind, type ResourceInfo} from './resources.js'
 
 // ---------- manifests ----------
@@ -46,8 +48,11 @@ export class ManifestError extends Error {
 
 const manifestExtensions = /\.(ya?ml|json)$/i
 
-/** The files a -f value names: itself, or a directory's .yaml/.yml/.json files in name order (not recursive). */
-function filesOf(path: string): string[] {
+/**
+ * The files a -f value names: itself, or a directory's .yaml/.yml/.json files in name order (with
+ * `recursive`, those of its subdirectories too, each directory's files before its subdirectories').
+ */
+function filesOf(path: string, recursive = false): string[] {
   let stats
   try {
     stats = statSync(path)
@@ -56,12 +61,32 @@ function filesOf(path: string): string[] {
     throw new ManifestError(code === 'ENOENT' ? `the path "${path}" does not exist` : `the path "${path}" cannot be read: ${(error as Error).message}`)
   }
   if (!stats.isDirectory()) return [path]
-  return readdirSync(path)
+  const names = readdirSync(path).sort()
+  const files = names
     .filter((name) => manifestExtensions.test(name))
-    .sort()
     .map((name) => join(path, name))
     .filter((file) => statSync(file).isFile())
+  if (!recursive) return files
+  const subdirectories = names.map((name) => join(path, name)).filter((dir) => statSync(dir).isDirectory())
+  return [...files, ...subdirectories.flatMap((dir) => filesOf(dir, true))]
 }
+
+/** The text at an http(s) URL, as kubectl's -f URL reads it; a non-2xx answer is kubectl's error. */
+async function readUrl(url: string): Promise<string> {
+  let response: Response
+  try {
+    response = await fetch(url, {redirect: 'follow'})
+  } catch (error) {
+    const cause = (error as {cause?: Error}).cause
+    throw new ManifestError(`unable to read URL "${url}": ${cause?.message ?? (error as Error).message}`)
+  }
+  if (!response.ok) {
+    throw new ManifestError(`unable to read URL "${url}", server reported ${response.status} ${response.statusText}, status code=${response.status}`)
+  }
+  return response.text()
+}
+
+const urlPattern = /^https?:\/\//i
 
 /** The documents of a JSON text: one value, or a stream of concatenated objects. */
 function parseJson(text: string, source: string): unknown[] {
@@ -119,15 +144,26 @@ export function parseManifests(text: string, source: string): Manifest[] {
   return out
 }
 
-/** Every object of the -f values (files, directories, `-` for stdin), in order. */
-export function readManifests(paths: string[], readStdin: () => string = () => readFileSync(0, 'utf8')): Manifest[] {
+/** How readManifests reads: stdin (for `-`), and whether directories are read recursively (-R). */
+export interface ReadOptions {
+  readStdin?: () => string
+  recursive?: boolean
+}
+
+/** Every object of the -f values (files, directories, http(s) URLs, `-` for stdin), in order. */
+export async function readManifests(paths: string[], options: ReadOptions = {}): Promise<Manifest[]> {
+  const readStdin = options.readStdin ?? (() => readFileSync(0, 'utf8'))
   const out: Manifest[] = []
   for (const path of paths) {
     if (path === '-') {
       out.push(...parseManifests(readStdin(), 'STDIN'))
       continue
     }
-    for (const file of filesOf(path)) {
+    if (urlPattern.test(path)) {
+      out.push(...parseManifests(await readUrl(path), path))
+      continue
+    }
+    for (const file of filesOf(path, options.recursive)) {
       let text: string
       try {
         text = readFileSync(file, 'utf8')
@@ -172,9 +208,15 @@ export async function targetOf(session: Session, manifest: Manifest): Promise<{i
 
 export type ApplyResult = 'created' | 'configured' | 'unchanged'
 
+/** What applying one object did, and the object as it is after (as the server answered; -o json|yaml print it). */
+export interface ApplyOutcome {
+  result: ApplyResult
+  object: AnyObject
+}
+
 /** How one object is brought to the state of its manifest. */
 export interface ApplyStrategy {
-  apply(client: RestClient, info: ResourceInfo, locator: ResourceLocator, object: ManifestObject, source: string): Promise<ApplyResult>
+  apply(client: RestClient, info: ResourceInfo, locator: ResourceLocator, object: ManifestObject, source: string): Promise<ApplyOutcome>
 }
 
 /** --dry-run: none (write), server (the server does everything but store: dryRun=All), client (send no write). */
@@ -244,7 +286,9 @@ export function serverSideApply(options: StrategyOptions = {}): ApplyStrategy {
     async apply(client, info, locator, object, source) {
       // read first, to say what the apply did as kubectl apply says it: created, configured, unchanged
       const live = await readLive(client, locator, source)
-      if (options.dryRun === 'client') return !live ? 'created' : containsManifest(live, comparable(object, info)) ? 'unchanged' : 'configured'
+      if (options.dryRun === 'client') {
+        return {result: !live ? 'created' : containsManifest(live, comparable(object, info)) ? 'unchanged' : 'configured', object}
+      }
       let applied: AnyObject
       try {
         applied = await client.patch(locator, 'apply', object, {fieldManager, force: options.force || undefined, dryRun: options.dryRun === 'server' ? 'All' : undefined})
@@ -252,10 +296,12 @@ export function serverSideApply(options: StrategyOptions = {}): ApplyStrategy {
         if (isApiStatusError(error)) throw new ObjectError(error.message)
         throw error
       }
-      if (!live) return 'created'
+      if (!live) return {result: 'created', object: applied}
       // an apply that changes nothing (managedFields included) is not written: the version stays
-      if (options.dryRun !== 'server') return applied.metadata?.resourceVersion === live.metadata?.resourceVersion ? 'unchanged' : 'configured'
-      return sameContent(live, applied) ? 'unchanged' : 'configured'
+      if (options.dryRun !== 'server') {
+        return {result: applied.metadata?.resourceVersion === live.metadata?.resourceVersion ? 'unchanged' : 'configured', object: applied}
+      }
+      return {result: sameContent(live, applied) ? 'unchanged' : 'configured', object: applied}
     },
   }
 }
@@ -284,20 +330,18 @@ export function createOrReplaceWith(options: StrategyOptions = {}): ApplyStrateg
         const last = attempt >= 3
         const live = await readLive(client, locator, source)
         if (!live) {
-          if (dryClient) return 'created'
+          if (dryClient) return {result: 'created', object}
           try {
-            await client.create(locator, object, writeOptions)
-            return 'created'
+            return {result: 'created', object: await client.create(locator, object, writeOptions)}
           } catch (error) {
             if (!last && isApiStatusError(error) && error.code === 409) continue
             throw step('creating', source, error)
           }
         }
-        if (containsManifest(live, comparable(object, info))) return 'unchanged'
-        if (dryClient) return 'configured'
+        if (containsManifest(live, comparable(object, info))) return {result: 'unchanged', object: live}
+        if (dryClient) return {result: 'configured', object}
         try {
-          await client.update(locator, replacement(object, live), writeOptions)
-          return 'configured'
+          return {result: 'configured', object: await client.update(locator, replacement(object, live), writeOptions)}
         } catch (error) {
           if (!last && isApiStatusError(error) && error.code === 409) continue
           throw step('replacing', source, error)
@@ -334,6 +378,10 @@ export interface ApplyOptions extends ConnectOptions {
   /** --force-conflicts (server-side apply only) */
   forceConflicts?: boolean
   dryRun?: DryRun
+  /** -o: name (kind/name lines), json or yaml (the applied objects; several as a List) */
+  output?: string
+  /** -R: directories' subdirectories too */
+  recursive?: boolean
 }
 
 /** The strategy the flags choose; a flag that does not fit it is a usage error. */
@@ -349,8 +397,9 @@ export function runApply(options: ApplyOptions, chosen?: ApplyStrategy): Promise
   return withSession(options, async (session) => {
     const strategy = chosen ?? strategyFor(options)
     const suffix = dryRunSuffix(options.dryRun)
-    const manifests = readManifests(options.filenames)
+    const manifests = await readManifests(options.filenames, {recursive: options.recursive})
     if (manifests.length === 0) throw new Error('no objects passed to apply')
+    const printed: {info: ResourceInfo; object: AnyObject}[] = []
     let code = 0
     for (const manifest of manifests) {
       try {
@@ -359,14 +408,23 @@ export function runApply(options: ApplyOptions, chosen?: ApplyStrategy): Promise
         // a cluster-scoped object has no namespace: one the manifest gives is dropped, as kubectl drops it
         if (locator.namespace) object.metadata.namespace = locator.namespace
         else delete object.metadata.namespace
-        const result = await strategy.apply(session.client, info, locator, object, manifest.source)
-        process.stdout.write(`${objectName(info, locator.name)} ${result}${suffix}\n`)
+        const outcome = await strategy.apply(session.client, info, locator, object, manifest.source)
+        if (options.output === 'name') process.stdout.write(`${objectName(info, locator.name)}\n`)
+        else if (options.output === 'json' || options.output === 'yaml') printed.push({info, object: outcome.object})
+        else process.stdout.write(`${objectName(info, locator.name)} ${outcome.result}${suffix}\n`)
       } catch (error) {
         // anything else (the server unreachable) stops the command at once
         if (!(error instanceof ObjectError)) throw error
         reportError(error, session.server)
         code = 1
       }
+    }
+    if (printed.length > 0) {
+      // as kubectl apply prints them: one object as it is, several in a List (kind first, empty metadata)
+      const objects = printed.map(({info, object}) => withTypeMeta(printable(object), info))
+      if (objects.length === 1) process.stdout.write(options.output === 'json' ? toJson(objects[0]) : toYaml(objects[0]))
+      else if (options.output === 'yaml') process.stdout.write(toYaml({apiVersion: 'v1', items: objects, kind: 'List', metadata: {}}))
+      else process.stdout.write(JSON.stringify({kind: 'List', apiVersion: 'v1', metadata: {}, items: objects.map(sortKeys)}, null, 4) + '\n')
     }
     return code
   })

@@ -1,13 +1,15 @@
 // `orch delete`: objects named on the command line (`KIND NAME...` or `KIND/NAME...`), chosen by label
 // selector or --all (in one namespace or all), or given by manifests (-f). Each deletion prints
-// `configmap "x" deleted` as kubectl does; an object that is not there is an error unless
-// --ignore-not-found. The command returns once the server has accepted each deletion (objects with
-// finalizers may linger until their finalizers are done).
+// `configmap "x" deleted` (`-o name`: `configmap/x`) as kubectl does; an object that is not there is an
+// error unless --ignore-not-found. As kubectl, the command then waits (--wait, default true) until every
+// deleted object is really gone (finalizers done, dependents deleted under --cascade=foreground), up to
+// --timeout; --wait=false returns once the server has accepted each deletion. --dry-run=server has the
+// server check each deletion without doing it; --dry-run=client sends no deletion at all.
 import type {AnyObject} from '../api/types.js'
 import {isApiStatusError, type CallOptions, type ResourceLocator} from '../client/index.js'
-import {ObjectError, readManifests, targetOf} from './apply.js'
+import {ObjectError, dryRunSuffix, readManifests, targetOf} from './apply.js'
 import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
-import {kindName, resolveResource, type ResourceInfo} from './resources.js'
+import {kindName, objectName, resolveResource, type ResourceInfo} from './resources.js'
 
 export interface DeleteOptions extends ConnectOptions {
   /** KIND NAME..., or KIND/NAME... */
@@ -22,6 +24,30 @@ export interface DeleteOptions extends ConnectOptions {
   cascade?: 'background' | 'foreground' | 'orphan'
   /** seconds of grace (-1: the object's default) */
   gracePeriod?: number
+  /** -R: read -f directories recursively */
+  recursive?: boolean
+  /** -o name: print kind/name instead of `kind "name" deleted` */
+  output?: string
+  /** --dry-run: server (the server checks, nothing is deleted) or client (nothing is sent) */
+  dryRun?: 'none' | 'server' | 'client'
+  /** --wait (default true): return only when the deleted objects are gone */
+  wait?: boolean
+  /** --timeout: how long --wait waits, in milliseconds (0 or absent: without end) */
+  timeoutMs?: number
+}
+
+/** A Go duration as kubectl's --timeout takes it (`30s`, `1m30s`, `500ms`, `0`), in milliseconds. */
+export function parseDuration(text: string): number {
+  const trimmed = text.trim()
+  if (/^\d+$/.test(trimmed)) {
+    // a bare number: Go wants a unit, except for 0
+    if (Number(trimmed) === 0) return 0
+    throw new Error(`invalid duration "${text}": missing unit (e.g. 30s, 2m)`)
+  }
+  const units: Record<string, number> = {ms: 1, s: 1000, m: 60_000, h: 3_600_000}
+  const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)]
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== trimmed) throw new Error(`invalid duration "${text}" (e.g. 30s, 2m, 1h30m)`)
+  return parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]], 0)
 }
 
 interface Target {
@@ -60,7 +86,7 @@ async function targets(session: Session, options: DeleteOptions): Promise<{list:
   const list: Target[] = []
   let errors = 0
   if (options.filenames.length > 0) {
-    for (const manifest of readManifests(options.filenames)) {
+    for (const manifest of await readManifests(options.filenames, {recursive: options.recursive})) {
       try {
         list.push(await targetOf(session, manifest))
       } catch (error) {
@@ -111,14 +137,24 @@ async function deleteObjects(session: Session, options: DeleteOptions): Promise<
     process.stdout.write('No resources found\n')
     return code
   }
+  const dryRun = options.dryRun ?? 'none'
   const callOptions: CallOptions = {
     propagationPolicy: propagation[options.cascade ?? 'background'],
     gracePeriodSeconds: options.gracePeriod !== undefined && options.gracePeriod >= 0 ? options.gracePeriod : undefined,
+    dryRun: dryRun === 'server' ? 'All' : undefined,
   }
-  for (const {info, locator} of list) {
+  const suffix = dryRunSuffix(dryRun)
+  const pending: {target: Target; uid?: string}[] = []
+  for (const target of list) {
+    const {info, locator} = target
     try {
-      await session.client.delete(locator, callOptions)
-      process.stdout.write(`${kindName(info)} "${locator.name}" deleted\n`)
+      if (dryRun !== 'client') {
+        const answer: AnyObject = await session.client.delete(locator, callOptions)
+        // an object in the answer is still there (finalizers, grace): wait for it; a Status means it is gone
+        if (dryRun === 'none' && answer?.kind !== 'Status' && answer?.metadata?.uid) pending.push({target, uid: answer.metadata.uid})
+      }
+      if (options.output === 'name') process.stdout.write(`${objectName(info, locator.name)}\n`)
+      else process.stdout.write(`${kindName(info)} "${locator.name}" deleted${suffix}\n`)
     } catch (error) {
       if (!isApiStatusError(error)) throw error
       if (error.code === 404 && options.ignoreNotFound) continue
@@ -126,5 +162,39 @@ async function deleteObjects(session: Session, options: DeleteOptions): Promise<
       code = 1
     }
   }
-  return code
+  if (options.wait === false || pending.length === 0) return code
+  return (await waitGone(session, pending, options.timeoutMs ?? 0)) ? code : 1
+}
+
+/**
+ * Waits until each object is gone: not found, or found with another uid (deleted and made again). Polls
+ * with a growing pause (50 ms up to 1 s). Answers false after reporting kubectl's timeout error for the
+ * first object still there when timeoutMs (> 0) has passed.
+ */
+async function waitGone(session: Session, pending: {target: Target; uid?: string}[], timeoutMs: number): Promise<boolean> {
+  const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity
+  let pause = 50
+  let left = pending
+  while (left.length > 0) {
+    const still: typeof left = []
+    for (const item of left) {
+      try {
+        const live: AnyObject = await session.client.get(item.target.locator)
+        if (!item.uid || live.metadata?.uid === item.uid) still.push(item)
+      } catch (error) {
+        if (!isApiStatusError(error) || error.code !== 404) throw error
+      }
+    }
+    left = still
+    if (left.length === 0) break
+    if (Date.now() >= deadline) {
+      const {info, locator} = left[0].target
+      const resource = info.group ? `${info.resource}.${info.group}` : info.resource
+      process.stderr.write(`error: timed out waiting for the condition on ${resource}/${locator.name}\n`)
+      return false
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))))
+    pause = Math.min(pause * 2, 1000)
+  }
+  return true
 }

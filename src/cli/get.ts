@@ -27,12 +27,16 @@ import {
   noResourcesMessage,
   outputFormat,
   printable,
+  sortKeys,
   toJson,
+  toYaml,
   withTypeMeta,
   type OutputFormat,
   type Table,
+  type TableOptions,
 } from './printers.js'
 import {kindName, objectName, resolveResource, type ResourceInfo} from './resources.js'
+import {sortByPath} from './sort.js'
 
 export interface GetOptions extends ConnectOptions {
   /** the resource word: configmaps, cm, ConfigMap, statefulsets.apps, ... */
@@ -50,6 +54,16 @@ export interface GetOptions extends ConnectOptions {
   showLabels?: boolean
   /** --ignore-not-found: a missing named object is no error; an empty list prints no message */
   ignoreNotFound?: boolean
+  /** --no-headers: the table without its header line */
+  noHeaders?: boolean
+  /** -L: a column per label key, holding the object's value of it */
+  labelColumns?: string[]
+  /** --sort-by: a JSONPath field of the objects to order the rows or items by */
+  sortBy?: string
+  /** --output-watch-events (with -w): an EVENT column, or json/yaml events {type, object} */
+  outputWatchEvents?: boolean
+  /** --watch-only: print the changes only, not what exists when the watch starts */
+  watchOnly?: boolean
 }
 
 const PAGE = 500
@@ -135,6 +149,28 @@ function checkUsage(options: GetOptions, wanted: Wanted[]): void {
   if (options.watch && names.length > 1) {
     throw new Error(`watch is only supported on individual resources and resource collections, but ${names.length} resources were found`)
   }
+  if (options.outputWatchEvents && !options.watch && !options.watchOnly) throw new Error('--output-watch-events option can only be used with --watch or --watch-only')
+}
+
+/** The printer options of the table flags. */
+function tableOptions(options: GetOptions, wide: boolean, withNamespace: boolean): TableOptions {
+  return {
+    wide,
+    withNamespace,
+    showLabels: options.showLabels,
+    labelColumns: (options.labelColumns ?? []).flatMap((l) => l.split(',')).map((l) => l.trim()).filter(Boolean),
+    noHeaders: options.noHeaders,
+  }
+}
+
+/** The Table's rows in --sort-by order (rows carry their whole objects when sorting: includeObject=Object). */
+function sortTable(table: Table | undefined, sortBy: string | undefined): Table | undefined {
+  if (!table || !sortBy) return table
+  return {...table, rows: sortByPath(table.rows, sortBy, (row) => row.object)}
+}
+
+function sortObjects(objects: AnyObject[], sortBy: string | undefined): AnyObject[] {
+  return sortBy ? sortByPath(objects, sortBy, (o) => o) : objects
 }
 
 /** The resource types the words name, each once, with the names asked for in it (in the order given). */
@@ -157,6 +193,8 @@ function locate(session: Session, options: GetOptions, info: ResourceInfo): {loc
 }
 
 async function get(session: Session, options: GetOptions): Promise<number> {
+  // --watch-only is a watch that does not print what is there first
+  if (options.watchOnly) options = {...options, watch: true}
   const wanted = parseGetArgs(options.resource, options.names)
   checkUsage(options, wanted)
   const requests = await requestsOf(session.client, wanted)
@@ -175,29 +213,74 @@ async function getOne(session: Session, options: GetOptions, info: ResourceInfo)
 
   let code = 0
   let resourceVersion: string | undefined
-  const printer = new TablePrinter({wide: format === 'wide', withNamespace: allNamespaces, showLabels: options.showLabels})
+  const events = Boolean(options.watch && options.outputWatchEvents)
+  const printer = new TablePrinter({...tableOptions(options, format === 'wide', allNamespaces), withEvents: events})
+  const stream = new WatchStream(info, options, format, printer)
   if (isTableFormat(format)) {
-    const table = options.names.length > 0 ? await reader.namedTable() : await reader.listTable()
+    const table = sortTable(options.names.length > 0 ? await reader.namedTable() : await reader.listTable(), options.sortBy)
     if (reader.failed) code = 1
     resourceVersion = table?.metadata?.resourceVersion
-    const printed = table ? printer.print(table) : false
-    if (!printed && options.names.length === 0 && !options.ignoreNotFound) process.stderr.write(noResourcesMessage(namespace) + '\n')
+    if (options.watchOnly) {
+      // nothing of the list is printed; the watch goes on from its version
+    } else {
+      const printed = table ? printer.print(table, 'ADDED') : false
+      if (!printed && options.names.length === 0 && !options.ignoreNotFound) process.stderr.write(noResourcesMessage(namespace) + '\n')
+    }
   } else {
     const objectFormat = format as Exclude<OutputFormat, 'table' | 'wide'>
+    let objects: AnyObject[]
     if (options.names.length > 0) {
-      const objects = await reader.namedObjects()
+      objects = sortObjects(await reader.namedObjects(), options.sortBy)
       if (reader.failed) code = 1
-      if (objects.length > 0) process.stdout.write(formatObjects(objects, objectFormat, info, options.names.length === 1, printOptions))
       resourceVersion = objects[0]?.metadata?.resourceVersion
+      if (!options.watch && objects.length > 0) process.stdout.write(formatObjects(objects, objectFormat, info, options.names.length === 1, printOptions))
     } else {
       const list = await client.listAll(locator, {labelSelector: options.selector, fieldSelector: options.fieldSelector, limit: PAGE})
+      objects = sortObjects(list.items, options.sortBy)
       resourceVersion = list.metadata?.resourceVersion
-      process.stdout.write(formatObjects(list.items, objectFormat, info, false, printOptions))
+      if (!options.watch) process.stdout.write(formatObjects(objects, objectFormat, info, false, printOptions))
     }
+    // a watch prints each object as its own document, as kubectl does, so the stream is one kind of thing
+    if (options.watch && !options.watchOnly) for (const object of objects) stream.object('ADDED', object)
   }
   if (!options.watch || code !== 0) return code
-  await watchChanges(client, locator, info, options, format, printer, resourceVersion)
+  await watchChanges(client, locator, options, format, stream, resourceVersion)
   return 0
+}
+
+/**
+ * What get -w prints per event: a table row (lined up with the rows above; EVENT first with
+ * --output-watch-events), or an object as kubectl prints it in a watch: an indented JSON document, a YAML
+ * document (`---` between documents), a name; with --output-watch-events JSON and YAML print the event,
+ * {type, object} (JSON on one line, as kubectl prints it).
+ */
+class WatchStream {
+  private first = true
+
+  constructor(
+    private readonly info: ResourceInfo,
+    private readonly options: GetOptions,
+    private readonly format: OutputFormat,
+    readonly printer: TablePrinter,
+  ) {}
+
+  object(type: string, object: AnyObject): void {
+    const format = this.format as 'json' | 'yaml' | 'name'
+    const printOptions = {showManagedFields: this.options.showManagedFields}
+    if (!this.options.outputWatchEvents || format === 'name') {
+      process.stdout.write(formatOne(object, format, this.info, this.first, printOptions))
+    } else {
+      const event = {type, object: withTypeMeta(printable(object, printOptions), this.info)}
+      if (format === 'json') process.stdout.write(JSON.stringify(sortKeysExceptTop(event)) + '\n')
+      else process.stdout.write((this.first ? '' : '---\n') + toYaml(event))
+    }
+    this.first = false
+  }
+}
+
+/** The event with its object's keys sorted but `type` before `object`, as kubectl prints a JSON watch event. */
+function sortKeysExceptTop(event: {type: string; object: AnyObject}): unknown {
+  return {type: event.type, object: sortKeys(event.object)}
 }
 
 /** The Table with `kind[.group]/` in front of each name, as kubectl prints rows of several types. */
@@ -223,12 +306,12 @@ async function getMany(session: Session, options: GetOptions, requests: Request[
     const reader = new Reader(session, locator, {...options, names: request.names})
     if (isTableFormat(format)) {
       const table = request.names.length > 0 ? await reader.namedTable() : await reader.listTable()
-      read.push({info: request.info, allNamespaces, table, objects: []})
+      read.push({info: request.info, allNamespaces, table: sortTable(table, options.sortBy), objects: []})
     } else if (request.names.length > 0) {
-      read.push({info: request.info, allNamespaces, objects: await reader.namedObjects()})
+      read.push({info: request.info, allNamespaces, objects: sortObjects(await reader.namedObjects(), options.sortBy)})
     } else {
       const list = await session.client.listAll(locator, {labelSelector: options.selector, fieldSelector: options.fieldSelector, limit: PAGE})
-      read.push({info: request.info, allNamespaces, objects: list.items})
+      read.push({info: request.info, allNamespaces, objects: sortObjects(list.items, options.sortBy)})
     }
     if (reader.failed) code = 1
   }
@@ -236,9 +319,10 @@ async function getMany(session: Session, options: GetOptions, requests: Request[
     const shown = read.filter((r) => r.table && r.table.rows.length > 0)
     const prefix = new Set(shown.map((r) => kindName(r.info))).size > 1
     shown.forEach((r, i) => {
-      if (i > 0) process.stdout.write('\n')
+      // kubectl separates the tables by a blank line only when they have headers
+      if (i > 0 && !options.noHeaders) process.stdout.write('\n')
       const table = r.table as Table
-      new TablePrinter({wide: format === 'wide', withNamespace: r.allNamespaces, showLabels: options.showLabels}).print(prefix ? withKindPrefix(table, r.info) : table)
+      new TablePrinter(tableOptions(options, format === 'wide', r.allNamespaces)).print(prefix ? withKindPrefix(table, r.info) : table)
     })
     if (shown.length === 0 && !named && !options.ignoreNotFound) {
       const namespaced = requests.some((r) => r.info.namespaced) && !options.allNamespaces
@@ -295,8 +379,9 @@ class Reader {
 
   /** The Tables of the named objects merged into one (undefined when none could be read). */
   async namedTable(): Promise<Table | undefined> {
+    const query = this.options.sortBy ? {includeObject: 'Object'} : undefined
     const tables = await this.each(async (name) =>
-      asTable(await this.session.client.requestJson({method: 'GET', path: resourcePath({...this.locator, name}), accept: TABLE_ACCEPT})),
+      asTable(await this.session.client.requestJson({method: 'GET', path: resourcePath({...this.locator, name}), query, accept: TABLE_ACCEPT})),
     )
     if (tables.length === 0) return undefined
     return {...tables[0], rows: tables.flatMap((t) => t.rows)}
@@ -315,7 +400,11 @@ class Reader {
         await this.session.client.requestJson({
           method: 'GET',
           path: resourcePath(this.locator),
-          query: optionsQuery({labelSelector: this.options.selector, fieldSelector: this.options.fieldSelector, limit: PAGE, continue: token}),
+          query: {
+            ...optionsQuery({labelSelector: this.options.selector, fieldSelector: this.options.fieldSelector, limit: PAGE, continue: token}),
+            // --sort-by reads fields of the whole objects
+            includeObject: this.options.sortBy ? 'Object' : undefined,
+          },
           accept: TABLE_ACCEPT,
         }),
       )
@@ -339,10 +428,9 @@ function joinSelectors(...selectors: (string | undefined)[]): string | undefined
 async function watchChanges(
   client: RestClient,
   locator: ResourceLocator,
-  info: ResourceInfo,
   options: GetOptions,
   format: OutputFormat,
-  printer: TablePrinter,
+  stream: WatchStream,
   from: string | undefined,
 ): Promise<never> {
   exitOnClosedStdout()
@@ -365,11 +453,10 @@ async function watchChanges(
       }
       if (table) {
         const t = asTable(object)
-        printer.print(t)
+        stream.printer.print(t, event.type)
         resourceVersion = t.rows.at(-1)?.object?.metadata?.resourceVersion ?? t.metadata?.resourceVersion ?? resourceVersion
       } else {
-        // the list printed before is the first document, so every change gets a YAML separator
-        process.stdout.write(formatOne(object, format as 'json' | 'yaml' | 'name', info, false, {showManagedFields: options.showManagedFields}))
+        stream.object(event.type, object)
         resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion
       }
     }

@@ -6,7 +6,7 @@
 // sorts them, metadata.managedFields left out unless asked for (kubectl's --show-managed-fields); `name`
 // prints `kind[.group]/name`.
 import * as yaml from 'js-yaml'
-import {age, formatLabels} from '../api/columns.js'
+import {age} from '../api/columns.js'
 import type {AnyObject} from '../api/types.js'
 import {apiVersionOf, objectName, type ResourceInfo} from './resources.js'
 
@@ -100,7 +100,26 @@ export interface TableOptions {
   withNamespace?: boolean
   /** a last LABELS column, from each row's object (--show-labels) */
   showLabels?: boolean
+  /** one column per label key (-L), after the table's own: the key's last path segment upper-cased, its value */
+  labelColumns?: string[]
+  /** a leading EVENT column (get -w --output-watch-events): the type passed to render() */
+  withEvents?: boolean
+  /** no header line (--no-headers) */
   noHeaders?: boolean
+}
+
+/**
+ * The LABELS cell of --show-labels as kubectl writes it (labels.Set.String): the `key=value` pairs sorted as
+ * strings (so `app.orch.io/tier=fe` comes before `app=web`), or <none>.
+ */
+export function formatLabelPairs(labels: Record<string, string> | undefined): string {
+  const pairs = Object.entries(labels ?? {}).map(([key, value]) => `${key}=${value}`)
+  return pairs.length === 0 ? '<none>' : pairs.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join(',')
+}
+
+/** kubectl's header of a -L column: the label key's last path segment, upper-cased (app.kubernetes.io/name: NAME). */
+export function labelColumnHeader(key: string): string {
+  return (key.split('/').at(-1) ?? key).toUpperCase()
 }
 
 /**
@@ -115,22 +134,33 @@ export class TablePrinter {
   constructor(
     private readonly options: TableOptions = {},
     private readonly write: (text: string) => void = (text) => void process.stdout.write(text),
-  ) {}
+  ) {
+    // the EVENT column is as wide as its widest value (MODIFIED) from the start, as kubectl prints it
+    if (options.withEvents) this.widths[0] = 'MODIFIED'.length + 3
+  }
 
-  /** The lines (header unless printed before, then rows) of a Table; nothing for a Table without rows. */
-  render(table: Table): string {
+  /**
+   * The lines (header unless printed before, then rows) of a Table; nothing for a Table without rows.
+   * `event` fills the EVENT column of withEvents (ADDED, MODIFIED, DELETED).
+   */
+  render(table: Table, event = ''): string {
     if (table.rows.length === 0) return ''
     const shown = table.columnDefinitions.map((c, i) => ({column: c, index: i})).filter(({column}) => this.options.wide || !column.priority)
+    const labelColumns = this.options.labelColumns ?? []
+    const lead = (namespace: string, type: string) => [...(this.options.withEvents ? [type] : []), ...(this.options.withNamespace ? [namespace] : [])]
     const lines: string[][] = []
     if (!this.headerPrinted && !this.options.noHeaders) {
       const header = shown.map(({column}) => column.name.toUpperCase())
+      header.push(...labelColumns.map(labelColumnHeader))
       if (this.options.showLabels) header.push('LABELS')
-      lines.push(this.options.withNamespace ? ['NAMESPACE', ...header] : header)
+      lines.push([...lead('NAMESPACE', 'EVENT'), ...header])
     }
     for (const row of table.rows) {
       const cells = shown.map(({index}) => cellText(row.cells[index]))
-      if (this.options.showLabels) cells.push(formatLabels(row.object?.metadata?.labels))
-      lines.push(this.options.withNamespace ? [String(row.object?.metadata?.namespace ?? ''), ...cells] : cells)
+      const labels: Record<string, string> | undefined = row.object?.metadata?.labels
+      cells.push(...labelColumns.map((key) => labels?.[key] ?? ''))
+      if (this.options.showLabels) cells.push(formatLabelPairs(labels))
+      lines.push([...lead(String(row.object?.metadata?.namespace ?? ''), event), ...cells])
     }
     this.headerPrinted = true
     // every column but the last is padded: width = max(widest cell + 3, 6), remembered
@@ -146,8 +176,8 @@ export class TablePrinter {
   }
 
   /** Writes what render() gives; answers whether anything was written. */
-  print(table: Table): boolean {
-    const text = this.render(table)
+  print(table: Table, event = ''): boolean {
+    const text = this.render(table, event)
     if (text) this.write(text)
     return text !== ''
   }
