@@ -15,13 +15,11 @@ export function checkDeleteOptionsType(body: AnyObject): void {
   }
 }
 
-/** Kubernetes' ValidateDeleteOptions: dryRun holds only "All"; a propagation policy is one of the three
- *  and not given together with orphanDependents. `kind` names what is invalid (DeleteOptions, Eviction). */
-export function validateDeleteOptions(options: {dryRun?: unknown; propagationPolicy?: unknown; orphanDependents?: unknown}, kind = {group: 'meta.orch.io', kind: 'DeleteOptions'}, name = ''): void {
+/** Kubernetes' ValidateDeleteOptions, in its order: a propagation policy is one of the three and not
+ *  given together with orphanDependents; dryRun holds only "All". Invalid is 422 on DeleteOptions
+ *  (meta group, no name), whether the options came with a DELETE or in an Eviction. */
+export function validateDeleteOptions(options: {dryRun?: unknown; propagationPolicy?: unknown; orphanDependents?: unknown}): void {
   const causes: FieldError[] = []
-  if (Array.isArray(options.dryRun) && !options.dryRun.every((v: unknown) => v === 'All')) {
-    causes.push({type: 'FieldValueNotSupported', field: 'dryRun', value: options.dryRun, message: 'supported values: "All"'})
-  }
   const policy = options.propagationPolicy
   if (policy !== undefined && policy !== null) {
     if (options.orphanDependents !== undefined && options.orphanDependents !== null) {
@@ -31,7 +29,10 @@ export function validateDeleteOptions(options: {dryRun?: unknown; propagationPol
       causes.push({type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, message: 'supported values: "Foreground", "Background", "Orphan", "nil"'})
     }
   }
-  if (causes.length > 0) throw errors.invalid(kind, name, causes)
+  if (Array.isArray(options.dryRun) && !options.dryRun.every((v: unknown) => v === 'All')) {
+    causes.push({type: 'FieldValueNotSupported', field: 'dryRun', value: options.dryRun, message: 'supported values: "All"'})
+  }
+  if (causes.length > 0) throw errors.invalid({group: 'meta.orch.io', kind: 'DeleteOptions'}, '', causes)
 }
 
 /** What the query of a DELETE says, read only where the body does not. */

@@ -34,24 +34,51 @@ export async function bindPod(registry: ResourceRegistry, info: ResourceRequest,
   )
 }
 
+/** The group versions an Eviction is accepted in (EvictionREST.AcceptsGroupVersion). */
+const EVICTION_VERSIONS = new Set(['policy/v1', 'policy/v1beta1'])
 
 /**
- * POST pods/{name}/eviction (Kubernetes' EvictionREST): the Eviction names the pod; the pod is
- * deleted with the Eviction's deleteOptions (graceful deletion as a DELETE, preconditions included).
- * orch serves no PodDisruptionBudgets, so no budget ever refuses an eviction (no 429).
+ * POST pods/{name}/eviction (Kubernetes' EvictionREST.Create): the Eviction names the pod; the pod is
+ * deleted with the Eviction's deleteOptions (graceful deletion as a DELETE, preconditions included),
+ * in Kubernetes' order: the body's type, its namespace, its name, the dry-run of the request against
+ * the body's, then the pod (404), the delete options (422 on DeleteOptions, as store.Delete's
+ * BeforeDelete) and the preconditions (409, BeforeDelete's message). orch serves no
+ * PodDisruptionBudgets, so no budget ever refuses an eviction (no 429).
  */
 export async function evictPod(registry: ResourceRegistry, info: ResourceRequest, eviction: AnyObject, options: {dryRun: boolean; context: RequestContext}): Promise<void> {
-  if ((eviction.metadata?.name ?? '') !== info.name) throw errors.badRequest('name in URL does not match name in Eviction object')
+  const kind = eviction.kind || 'Eviction'
+  const apiVersion = eviction.apiVersion || 'policy/v1'
+  if (kind !== 'Eviction' || !EVICTION_VERSIONS.has(apiVersion)) {
+    const version = String(apiVersion).slice(String(apiVersion).indexOf('/') + 1)
+    throw errors.badRequest(`${kind} in version ${JSON.stringify(version)} cannot be handled as a Eviction: no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)}`)
+  }
+  // EnsureObjectNamespaceMatchesRequestNamespace, before the REST Create
   const namespace = eviction.metadata?.namespace
   if (namespace && namespace !== info.namespace) {
     throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
   }
+  if ((eviction.metadata?.name ?? '') !== info.name) throw errors.badRequest('name in URL does not match name in Eviction object')
   const deleteOptions: Record<string, any> = eviction.deleteOptions ?? {}
-  validateDeleteOptions(deleteOptions, {group: 'policy', kind: 'Eviction'}, info.name)
+  // propagateDryRun: the request's dryRun and the body's must agree when both are given (Kubernetes
+  // answers a plain error, a 500; bad input is a 400 here)
+  const bodyDryRun: unknown[] = Array.isArray(deleteOptions.dryRun) ? deleteOptions.dryRun : []
+  if (options.dryRun && bodyDryRun.length > 0 && !(bodyDryRun.length === 1 && bodyDryRun[0] === 'All')) {
+    throw errors.badRequest(`Non-matching dry-run options in request and content: [All] and [${bodyDryRun.join(' ')}]`)
+  }
+  const pod = await registry.get(info.namespace, info.name)
+  validateDeleteOptions(deleteOptions)
+  const preconditions = deleteOptions.preconditions
+  const meta = pod.metadata ?? {}
+  if (typeof preconditions?.uid === 'string' && preconditions.uid !== meta.uid) {
+    throw errors.conflict({group: '', resource: 'Pod'}, info.name, `the UID in the precondition (${preconditions.uid}) does not match the UID in record (${meta.uid}). The object might have been deleted and then recreated`)
+  }
+  if (typeof preconditions?.resourceVersion === 'string' && preconditions.resourceVersion !== meta.resourceVersion) {
+    throw errors.conflict({group: '', resource: 'Pod'}, info.name, `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion}). The object might have been modified`)
+  }
   await registry.delete(info.namespace, info.name, {
-    dryRun: options.dryRun || (Array.isArray(deleteOptions.dryRun) && deleteOptions.dryRun.length > 0),
+    dryRun: options.dryRun || bodyDryRun.length > 0,
     context: options.context,
-    preconditions: deleteOptions.preconditions,
+    preconditions,
     gracePeriodSeconds: deleteOptions.gracePeriodSeconds,
     propagationPolicy: deleteOptions.propagationPolicy,
     orphanDependents: deleteOptions.orphanDependents,

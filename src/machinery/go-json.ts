@@ -1,12 +1,34 @@
 // Decoding a request body into a kind's typed object, as Kubernetes does with Go's encoding/json
 // (sigs.k8s.io/json): a value of the wrong JSON type for its field is refused with Go's message, e.g.
 // `json: cannot unmarshal number into Go struct field ConfigMap.data of type string`; []byte fields take
-// standard base64 only (`illegal base64 data at input byte 3`); metav1.Time takes RFC 3339 only. Nulls
-// leave a field unset, as in Go. The first error in document order is reported.
+// standard base64 only (`illegal base64 data at input byte 3`) or an array of bytes; metav1.Time takes
+// RFC 3339 and MicroTime RFC 3339 with exactly six fraction digits, as time.Parse reads those layouts.
+// Nulls leave a field unset, as in Go.
+//
+// Which error is reported is Go's: a value of the wrong type (an UnmarshalTypeError) or bad base64 is
+// remembered and decoding goes on, the first one in document order being reported at the end; an error
+// from a type's own UnmarshalJSON (metav1.Time, resource.Quantity, intstr.IntOrString) ends decoding at
+// once and is reported instead. UnmarshalTypeErrors name the innermost struct and the JSON field names
+// from the root (`ContainerPort.spec.template.spec.containers.ports.containerPort`): map keys and list
+// indexes are not part of it, and an embedded struct's fields count as the embedding struct's.
 import type {AnyObject, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
+import {quantityError, quantityErrors} from './quantity.js'
 
 /** Go's package names of the types of apimachinery's meta/v1, shown as v1.X whatever the kind's version */
-const META_TYPES = new Set(['ObjectMeta', 'ListMeta', 'OwnerReference', 'ManagedFieldsEntry', 'LabelSelector', 'LabelSelectorRequirement', 'Condition', 'Status', 'StatusDetails', 'StatusCause'])
+const META_TYPES = new Set([
+  'ObjectMeta',
+  'ListMeta',
+  'OwnerReference',
+  'ManagedFieldsEntry',
+  'LabelSelector',
+  'LabelSelectorRequirement',
+  'Condition',
+  'Status',
+  'StatusDetails',
+  'StatusCause',
+  'DeleteOptions',
+  'Preconditions',
+])
 
 const flatFields = new WeakMap<ObjectSchema, Map<string, Schema>>()
 
@@ -52,16 +74,31 @@ function goType(schema: Schema, pkg: string): string {
   }
 }
 
+/** A JSON object as the decoders give it (not an array, a CBOR byte string or a CBOR date). */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array) && !(value instanceof Date)
+}
+
 /** encoding/json's description of a JSON value in an UnmarshalTypeError */
 function jsonKind(value: unknown): string {
   if (Array.isArray(value)) return 'array'
+  // a CBOR byte string stands where JSON would have a string
+  if (value instanceof Uint8Array) return 'string'
   if (typeof value === 'object') return 'object'
   if (typeof value === 'boolean') return 'bool'
   if (typeof value === 'number' || typeof value === 'bigint') return 'number'
   return 'string'
 }
 
-const INT_RANGES = {int32: [-(2 ** 31), 2 ** 31 - 1], int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]} as const
+const INT32_MIN = -(2 ** 31)
+const INT32_MAX = 2 ** 31 - 1
+/** int64 values are JS numbers in orch (exact, and encodable in protobuf, within ±(2^53 - 1)) */
+const INT_RANGES = {int32: [INT32_MIN, INT32_MAX], int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]} as const
+
+function inRange(value: number | bigint, [min, max]: readonly [number, number]): boolean {
+  if (typeof value === 'bigint') return value >= BigInt(min) && value <= BigInt(max)
+  return Number.isInteger(value) && value >= min && value <= max
+}
 
 /** Go's base64.StdEncoding.Decode: the offset of the first illegal byte, or -1 when `text` decodes. */
 export function base64ErrorOffset(text: string): number {
@@ -92,110 +129,278 @@ export function base64ErrorOffset(text: string): number {
   }
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+// ---------- time.Parse(time.RFC3339 | metav1.RFC3339Micro, text) ----------
 
-/** time.Parse(time.RFC3339, text)'s error, or undefined when it parses. */
-export function rfc3339Error(text: string): string | undefined {
-  const quoted = JSON.stringify(text)
-  const match = RFC3339.exec(text)
-  if (!match) return `parsing time ${quoted} as "2006-01-02T15:04:05Z07:00": cannot parse ${quoted} as "2006-01-02T15:04:05Z07:00"`
-  const [, year, month, day, hour, minute, second] = match.map(Number)
-  if (month < 1 || month > 12) return `parsing time ${quoted}: month out of range`
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate()
-  if (day < 1 || day > daysInMonth) return `parsing time ${quoted}: day out of range`
-  if (hour > 23) return `parsing time ${quoted}: hour out of range`
-  if (minute > 59) return `parsing time ${quoted}: minute out of range`
-  if (second > 59) return `parsing time ${quoted}: second out of range`
+const RFC3339_LAYOUT = '2006-01-02T15:04:05Z07:00'
+const RFC3339_MICRO_LAYOUT = '2006-01-02T15:04:05.000000Z07:00'
+
+/** Go's time.quote: ASCII as is (" and \ escaped), anything else byte by byte as \xNN */
+function goTimeQuote(text: string): string {
+  let out = '"'
+  for (const char of text) {
+    const c = char.codePointAt(0)!
+    if (c >= 0x80 || c < 0x20) {
+      for (const byte of Buffer.from(char, 'utf8')) out += `\\x${byte.toString(16).padStart(2, '0')}`
+    } else {
+      if (c === 0x22 || c === 0x5c) out += '\\'
+      out += char
+    }
+  }
+  return out + '"'
+}
+
+function daysIn(month: number, year: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31
+}
+
+/**
+ * The error of Go's time.Parse reading `text` with the layout RFC3339 ("2006-01-02T15:04:05Z07:00",
+ * metav1.Time) or, `micro`, metav1.RFC3339Micro ("2006-01-02T15:04:05.000000Z07:00", MicroTime), or
+ * undefined when it parses: Go's generic parser, element by element, with its range checks.
+ */
+export function timeParseError(text: string, micro = false): string | undefined {
+  const layout = micro ? RFC3339_MICRO_LAYOUT : RFC3339_LAYOUT
+  const cannot = (elem: string, at: number) =>
+    `parsing time ${goTimeQuote(text)} as ${goTimeQuote(layout)}: cannot parse ${goTimeQuote(text.slice(at))} as ${goTimeQuote(elem)}`
+  const outOfRange = (what: string) => `parsing time ${goTimeQuote(text)}: ${what} out of range`
+  const digit = (i: number) => i < text.length && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39
+  const at = (i: number) => text.charCodeAt(i) - 0x30
+  let p = 0
+  /** getnum: one or two digits (two when fixed), or -1 */
+  const num = (fixed: boolean): number => {
+    if (!digit(p)) return -1
+    if (!digit(p + 1)) {
+      if (fixed) return -1
+      return at(p++)
+    }
+    p += 2
+    return at(p - 2) * 10 + at(p - 1)
+  }
+  const literal = (c: string) => p < text.length && text[p] === c
+
+  // 2006: four characters, the first a digit, all digits for atoi
+  if (text.length - p < 4 || !digit(p) || !digit(p + 1) || !digit(p + 2) || !digit(p + 3)) return cannot('2006', p)
+  const year = at(p) * 1000 + at(p + 1) * 100 + at(p + 2) * 10 + at(p + 3)
+  p += 4
+  if (!literal('-')) return cannot('-', p)
+  p++
+  let hold = p
+  const month = num(true)
+  if (month < 0) return cannot('01', hold)
+  if (month < 1 || month > 12) return outOfRange('month')
+  if (!literal('-')) return cannot('-', p)
+  p++
+  hold = p
+  const day = num(true)
+  if (day < 0) return cannot('02', hold)
+  if (!literal('T')) return cannot('T', p)
+  p++
+  hold = p
+  const hour = num(false)
+  if (hour < 0) return cannot('15', hold)
+  if (hour >= 24) return outOfRange('hour')
+  if (!literal(':')) return cannot(':', p)
+  p++
+  hold = p
+  const minute = num(true)
+  if (minute < 0) return cannot('04', hold)
+  if (minute >= 60) return outOfRange('minute')
+  if (!literal(':')) return cannot(':', p)
+  p++
+  hold = p
+  const second = num(true)
+  if (second < 0) return cannot('05', hold)
+  if (second >= 60) return outOfRange('second')
+  const fraction = (literal('.') || literal(',')) && digit(p + 1)
+  if (micro) {
+    // .000000: exactly a separator and six characters, read as atoi reads them (a sign allowed)
+    hold = p
+    if (text.length - p < 7 || !(literal('.') || literal(','))) return cannot('.000000', hold)
+    let q = p + 1
+    const negative = text[q] === '-'
+    if (text[q] === '-' || text[q] === '+') q++
+    for (; q < p + 7; q++) if (!digit(q)) return cannot('.000000', hold)
+    let zero = true
+    for (q = p + 1; q < p + 7; q++) if (digit(q) && at(q) !== 0) zero = false
+    if (negative && !zero) return outOfRange('fractional second')
+    p += 7
+  } else if (fraction) {
+    // a fraction the layout does not name is read all the same
+    p += 2
+    while (digit(p)) p++
+  }
+  // Z07:00
+  hold = p
+  if (literal('Z')) {
+    p++
+  } else {
+    if (text.length - p < 6 || text[p + 3] !== ':') return cannot('Z07:00', hold)
+    const sign = text[p]
+    const twoDigits = (i: number) => (digit(i) && digit(i + 1) ? at(i) * 10 + at(i + 1) : -1)
+    const hours = twoDigits(p + 1)
+    const minutes = hours < 0 ? -1 : twoDigits(p + 4)
+    p += 6
+    // (Go sets the minute's range error after the hour's: the minute's wins)
+    if (minutes > 60) return outOfRange('time zone offset minute')
+    if (hours > 24) return outOfRange('time zone offset hour')
+    if (hours < 0 || minutes < 0 || (sign !== '+' && sign !== '-')) return cannot('Z07:00', hold)
+  }
+  if (p < text.length) return `parsing time ${goTimeQuote(text)}: extra text: ${goTimeQuote(text.slice(p))}`
+  if (day < 1 || day > daysIn(month, year)) return outOfRange('day')
   return undefined
 }
 
-const QUANTITY = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/
+/** time.Parse(time.RFC3339, text)'s error, or undefined when it parses. */
+export function rfc3339Error(text: string): string | undefined {
+  return timeParseError(text, false)
+}
 
-interface Context {
+// ---------- the decoder ----------
+
+/** What the walk knows where it is, as encoding/json's errorContext, and the error it keeps. */
+interface DecodeState {
   pkg: string
-  /** the innermost struct's Go name and the JSON field names from the root, as encoding/json reports them */
+  /** the innermost struct's Go name ('' until a struct field is entered) */
   struct: string
+  /** the JSON field names from the root */
   fields: string[]
+  /** the first UnmarshalTypeError (or base64 error) met; decoding goes on after it */
+  saved: string | undefined
 }
 
-function typeError(value: unknown, schema: Schema, context: Context, literal = false): string {
-  const shown = literal ? `number ${String(value)}` : jsonKind(value)
-  if (context.fields.length === 0) return `json: cannot unmarshal ${shown} into Go value of type ${goType(schema, context.pkg)}`
-  return `json: cannot unmarshal ${shown} into Go struct field ${context.struct}.${context.fields.join('.')} of type ${goType(schema, context.pkg)}`
+function typeError(shown: string, goTypeName: string, state: DecodeState): string {
+  if (state.fields.length === 0) return `json: cannot unmarshal ${shown} into Go value of type ${goTypeName}`
+  return `json: cannot unmarshal ${shown} into Go struct field ${state.struct}.${state.fields.join('.')} of type ${goTypeName}`
 }
 
-function check(value: unknown, schema: Schema, context: Context): string | undefined {
+/** remembers a non-fatal error, the first only (the message is only built for that one) */
+function saveTypeError(state: DecodeState, value: unknown, schema: Schema, literal = false): void {
+  if (state.saved !== undefined) return
+  state.saved = typeError(literal ? `number ${String(value)}` : jsonKind(value), goType(schema, state.pkg), state)
+}
+
+/** A CBOR byte string's text (Kubernetes' CBOR decoder allows one where a Go string goes). */
+function textOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')
+  return undefined
+}
+
+/** intstr.IntOrString's UnmarshalJSON: a string, else encoding/json into an int32; its errors end decoding */
+function checkIntOrString(value: unknown, state: DecodeState): string | undefined {
+  if (typeof value === 'string' || value instanceof Uint8Array) return undefined
+  if (typeof value === 'number' || typeof value === 'bigint') {
+    return inRange(value, INT_RANGES.int32) ? undefined : typeError(`number ${String(value)}`, 'int32', state)
+  }
+  return typeError(jsonKind(value), 'int32', state)
+}
+
+/** Checks `value` against `schema`; answers a fatal error (decoding ends), or undefined. */
+function check(value: unknown, schema: Schema, state: DecodeState): string | undefined {
   if (value === null || value === undefined) return undefined
   switch (schema.type) {
     case 'string':
       if (schema.format === 'byte') {
-        if (value instanceof Uint8Array) return undefined
-        if (typeof value !== 'string') return typeError(value, schema, context)
-        const offset = base64ErrorOffset(value)
-        return offset >= 0 ? `illegal base64 data at input byte ${offset}` : undefined
+        if (typeof value === 'string') {
+          if (state.saved === undefined) {
+            const offset = base64ErrorOffset(value)
+            if (offset >= 0) state.saved = `illegal base64 data at input byte ${offset}`
+          }
+        } else if (Array.isArray(value)) {
+          // a JSON array of numbers decodes into a []byte element by element
+          for (const item of value) {
+            if (item === null || item === undefined) continue
+            if (typeof item === 'number' || typeof item === 'bigint') {
+              if (!inRange(item, [0, 255]) && state.saved === undefined) state.saved = typeError(`number ${String(item)}`, 'uint8', state)
+            } else if (state.saved === undefined) {
+              state.saved = typeError(jsonKind(item), 'uint8', state)
+            }
+          }
+        } else if (!(value instanceof Uint8Array)) {
+          saveTypeError(state, value, schema)
+        }
+        return undefined
       }
-      if (schema.format === 'int-or-string') return checkIntOrString(value)
-      return typeof value === 'string' ? undefined : typeError(value, schema, context)
-    case 'integer': {
-      if (typeof value === 'bigint') return undefined
-      if (typeof value !== 'number') return typeError(value, schema, context)
-      const [min, max] = INT_RANGES[schema.format]
-      return Number.isInteger(value) && value >= min && value <= max ? undefined : typeError(value, schema, context, true)
-    }
+      if (schema.format === 'int-or-string') return checkIntOrString(value, state)
+      if (typeof value !== 'string' && !(value instanceof Uint8Array)) saveTypeError(state, value, schema)
+      return undefined
+    case 'integer':
+      if (typeof value === 'number' || typeof value === 'bigint') {
+        if (!inRange(value, INT_RANGES[schema.format])) saveTypeError(state, value, schema, true)
+      } else {
+        saveTypeError(state, value, schema)
+      }
+      return undefined
     case 'number':
-      return typeof value === 'number' || typeof value === 'bigint' ? undefined : typeError(value, schema, context)
+      if (typeof value === 'bigint') return undefined
+      if (typeof value !== 'number') saveTypeError(state, value, schema)
+      else if (!Number.isFinite(value)) saveTypeError(state, value, schema, true)
+      return undefined
     case 'boolean':
-      return typeof value === 'boolean' ? undefined : typeError(value, schema, context)
-    case 'time':
-      // metav1.Time's UnmarshalJSON reads a string first, then parses it
-      if (typeof value !== 'string') return `json: cannot unmarshal ${jsonKind(value)} into Go value of type string`
-      return value === '' ? undefined : rfc3339Error(value)
-    case 'quantity':
-      if (typeof value === 'number' || typeof value === 'bigint') return undefined
-      if (typeof value === 'string' && QUANTITY.test(value.trim())) return undefined
-      return "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+      if (typeof value !== 'boolean') saveTypeError(state, value, schema)
+      return undefined
+    case 'time': {
+      // metav1.Time's UnmarshalJSON reads a string with encoding/json (its type error gets this
+      // decoder's context on the way out), then parses it
+      const text = textOf(value)
+      if (text === undefined) return typeError(jsonKind(value), 'string', state)
+      return timeParseError(text, schema.micro ?? false)
+    }
+    case 'quantity': {
+      // resource.Quantity's UnmarshalJSON parses the JSON text, a string's without its quotes
+      if (typeof value === 'number') return Number.isFinite(value) ? undefined : quantityErrors.format
+      if (typeof value === 'bigint') return undefined
+      const text = textOf(value)
+      if (text === undefined) return quantityErrors.format
+      return quantityError(text.trim()) ?? undefined
+    }
     case 'int-or-string':
-      return checkIntOrString(value)
+      return checkIntOrString(value, state)
     case 'raw':
       return undefined
     case 'object': {
-      if (typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array) return typeError(value, schema, context)
+      if (!isPlainObject(value)) {
+        saveTypeError(state, value, schema)
+        return undefined
+      }
       const fields = fieldsOf(schema)
-      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      const outer = state.struct
+      for (const key in value) {
         const childSchema = fields.get(key)
         if (!childSchema) continue
-        const problem = check(child, childSchema, {pkg: context.pkg, struct: schema.name, fields: [...context.fields, key]})
-        if (problem) return problem
+        state.fields.push(key)
+        state.struct = schema.name
+        const fatal = check(value[key], childSchema, state)
+        if (fatal !== undefined) return fatal
+        state.fields.pop()
+        state.struct = outer
       }
       return undefined
     }
     case 'map': {
-      if (typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array) return typeError(value, schema, context)
-      for (const child of Object.values(value as Record<string, unknown>)) {
-        const problem = check(child, schema.values, context)
-        if (problem) return problem
+      if (!isPlainObject(value)) {
+        saveTypeError(state, value, schema)
+        return undefined
+      }
+      for (const key in value) {
+        const fatal = check(value[key], schema.values, state)
+        if (fatal !== undefined) return fatal
       }
       return undefined
     }
     case 'array': {
-      if (!Array.isArray(value)) return typeError(value, schema, context)
+      if (!Array.isArray(value)) {
+        saveTypeError(state, value, schema)
+        return undefined
+      }
       for (const item of value) {
-        const problem = check(item, schema.items, context)
-        if (problem) return problem
+        const fatal = check(item, schema.items, state)
+        if (fatal !== undefined) return fatal
       }
       return undefined
     }
   }
-}
-
-function checkIntOrString(value: unknown): string | undefined {
-  if (typeof value === 'string' || typeof value === 'bigint') return undefined
-  if (typeof value === 'number') {
-    return Number.isInteger(value) && value >= INT_RANGES.int32[0] && value <= INT_RANGES.int32[1]
-      ? undefined
-      : `json: cannot unmarshal number ${String(value)} into Go value of type int32`
-  }
-  return `json: cannot unmarshal ${jsonKind(value)} into Go value of type int32`
 }
 
 /**
@@ -204,18 +409,62 @@ function checkIntOrString(value: unknown): string | undefined {
  * Fields the schema does not know are not this function's business (see field-validation.ts).
  */
 export function goDecodeError(value: unknown, schema: ObjectSchema, pkg: string): string | undefined {
-  return check(value, schema, {pkg, struct: schema.name, fields: []})
+  const state: DecodeState = {pkg, struct: '', fields: [], saved: undefined}
+  return check(value, schema, state) ?? state.saved
 }
 
-/** Kubernetes' message for a body that does not decode into its kind (transformDecodeError). */
-export function decodeFailure(body: AnyObject, declaration: KindDeclaration, raw: Buffer, problem: string): string {
-  if (typeof body.kind === 'string' && body.kind) {
-    const version = typeof body.apiVersion === 'string' ? body.apiVersion.slice(body.apiVersion.indexOf('/') + 1) : ''
-    return `${body.kind} in version ${JSON.stringify(version)} cannot be handled as a ${declaration.kind}: ${problem}`
-  }
-  const text = raw.toString('utf8')
-  return `the object provided is unrecognized (must be of type ${declaration.kind}): ${problem} (${text.length > 30 ? `${text.slice(0, 30)} ...` : text})`
+/** runtime's summarizeData: a body starting with `{` as text, any other in hex, cut at `max` bytes. */
+function summarizeData(raw: Buffer, max: number): string {
+  if (raw.length === 0) return '<empty>'
+  const cut = raw.length > max ? raw.subarray(0, max) : raw
+  const text = raw[0] === 0x7b ? cut.toString('utf8') : cut.toString('hex')
+  return raw.length > max ? `${text} ...` : text
 }
+
+/**
+ * What the serializer's SimpleMetaFactory.Interpret says of the body's apiVersion and kind, which it
+ * reads first: an error when either is not a string or apiVersion is no group/version; else the group,
+ * version and kind (empty when absent).
+ */
+function interpretTypeMeta(body: AnyObject): {error: string} | {group: string; version: string; kind: string} {
+  for (const key in body) {
+    if (key !== 'apiVersion' && key !== 'kind') continue
+    const value = body[key]
+    if (value !== null && value !== undefined && typeof value !== 'string') {
+      return {error: `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(value)} into Go struct field .${key} of type string`}
+    }
+  }
+  const apiVersion = typeof body.apiVersion === 'string' ? body.apiVersion : ''
+  const kind = typeof body.kind === 'string' ? body.kind : ''
+  if (apiVersion === '' || apiVersion === '/') return {group: '', version: '', kind}
+  const slash = apiVersion.indexOf('/')
+  if (slash < 0) return {group: '', version: apiVersion, kind}
+  if (apiVersion.indexOf('/', slash + 1) >= 0) return {error: `unexpected GroupVersion string: ${apiVersion}`}
+  return {group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), kind}
+}
+
+/**
+ * Kubernetes' message for a body that does not decode into its kind (transformDecodeError): the body's
+ * kind and version, defaulted from the endpoint's as the serializer defaults them (gvkWithDefaults), or,
+ * when even those cannot be read, "the object provided is unrecognized" with a summary of the body.
+ */
+export function decodeFailure(body: AnyObject, declaration: KindDeclaration, raw: Buffer, problem: string): string {
+  const meta = interpretTypeMeta(body)
+  if ('error' in meta) {
+    return `the object provided is unrecognized (must be of type ${declaration.kind}): ${meta.error} (${summarizeData(raw, 30)})`
+  }
+  const defaultGroup = declaration.group ?? ''
+  const defaultVersion = declaration.version ?? ''
+  let {group, version} = meta
+  if (!version && !group) {
+    group = defaultGroup
+    version = defaultVersion
+  }
+  if (!version && group === defaultGroup) version = defaultVersion
+  return `${meta.kind || declaration.kind} in version ${JSON.stringify(version)} cannot be handled as a ${declaration.kind}: ${problem}`
+}
+
+// ---------- what Go's decoder makes of what it reads ----------
 
 /** The value Go's encoding/json leaves for a JSON null in a map value or a slice element (a struct field
  *  given null is left unset). undefined: keep the null (a nil map, slice, time or raw value). */
@@ -239,11 +488,49 @@ function zeroOf(schema: Schema): unknown {
 }
 
 /**
- * Gives a decoded object what Go's decoder would have made of its nulls, in place: a struct field that
- * is null is unset, and a null map value or slice element is its type's zero value ("" for a string,
- * {} for a struct), so that validation sees `labels: {"a": ""}` for `{"a": null}`, as Kubernetes does,
- * and never a null where it reads a string or an object. Values of the wrong type are left as they are
- * (goDecodeError refuses them).
+ * A value as the decoded Go value serialises it, for the shapes only CBOR gives (JSON never does):
+ * big integers (cbor-x gives 64-bit ones as bigint) as numbers, or for a quantity as its digits; byte
+ * strings as base64 in a []byte field and as text where a string goes. undefined: no change.
+ */
+function converted(value: unknown, schema: Schema): unknown {
+  if (typeof value === 'bigint') {
+    if (schema.type === 'quantity') return value.toString()
+    if (schema.type === 'integer' || schema.type === 'number' || schema.type === 'int-or-string' || schema.type === 'raw') return Number(value)
+    return undefined
+  }
+  if (value instanceof Uint8Array) {
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+    if (schema.type === 'string' && schema.format === 'byte') return bytes.toString('base64')
+    if (schema.type === 'string' || schema.type === 'time' || schema.type === 'quantity' || schema.type === 'int-or-string' || schema.type === 'raw') {
+      return bytes.toString('utf8')
+    }
+    return undefined
+  }
+  if (Array.isArray(value) && schema.type === 'string' && schema.format === 'byte') {
+    // a JSON array of bytes in a []byte field (goDecodeError checked each is 0..255; null reads 0)
+    return Buffer.from(value.map((b) => (b === null || b === undefined ? 0 : Number(b)))).toString('base64')
+  }
+  return undefined
+}
+
+/** In free-form (raw) JSON: CBOR's big integers as numbers and byte strings as text. */
+function normalizeRaw(value: unknown): void {
+  if (typeof value !== 'object' || value === null || value instanceof Uint8Array) return
+  const record = value as Record<string, unknown>
+  for (const key in record) {
+    const child = record[key]
+    if (typeof child === 'bigint' || child instanceof Uint8Array) record[key] = converted(child, {type: 'raw'})
+    else normalizeRaw(child)
+  }
+}
+
+/**
+ * Gives a decoded object what Go's decoder would have made of it, in place: a struct field that is
+ * null is unset, and a null map value or slice element is its type's zero value ("" for a string, {}
+ * for a struct), so that validation sees `labels: {"a": ""}` for `{"a": null}`, as Kubernetes does,
+ * and never a null where it reads a string or an object. What only a CBOR body holds becomes what the
+ * same Go value reads as in JSON: big integers numbers, byte strings base64 ([]byte) or text. Values
+ * of the wrong type are left as they are (goDecodeError refuses them).
  */
 export function goNullsToZero(value: unknown, schema: Schema): void {
   if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return
@@ -252,22 +539,24 @@ export function goNullsToZero(value: unknown, schema: Schema): void {
       if (Array.isArray(value)) return
       const fields = fieldsOf(schema)
       const record = value as Record<string, unknown>
-      for (const [key, child] of Object.entries(record)) {
+      for (const key in record) {
         const childSchema = fields.get(key)
         if (!childSchema) continue
+        const child = record[key]
         if (child === null) delete record[key]
-        else goNullsToZero(child, childSchema)
+        else settle(record, key, child, childSchema)
       }
       return
     }
     case 'map': {
       if (Array.isArray(value)) return
       const record = value as Record<string, unknown>
-      for (const [key, child] of Object.entries(record)) {
+      for (const key in record) {
+        const child = record[key]
         if (child === null) {
           const zero = zeroOf(schema.values)
           if (zero !== undefined) record[key] = zero
-        } else goNullsToZero(child, schema.values)
+        } else settle(record, key, child, schema.values)
       }
       return
     }
@@ -277,11 +566,24 @@ export function goNullsToZero(value: unknown, schema: Schema): void {
         if (value[i] === null) {
           const zero = zeroOf(schema.items)
           if (zero !== undefined) value[i] = zero
-        } else goNullsToZero(value[i], schema.items)
+        } else settle(value as unknown as Record<number, unknown>, i, value[i], schema.items)
       }
       return
     }
+    case 'raw':
+      normalizeRaw(value)
+      return
     default:
       return
   }
+}
+
+/** One non-null child: converted in its parent when only CBOR gives its shape, else walked into. */
+function settle(parent: Record<string | number, unknown>, key: string | number, child: unknown, schema: Schema): void {
+  if (typeof child === 'bigint' || child instanceof Uint8Array || (Array.isArray(child) && schema.type === 'string')) {
+    const value = converted(child, schema)
+    if (value !== undefined) parent[key] = value
+    return
+  }
+  goNullsToZero(child, schema)
 }

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import {allDeclarations, type KindDeclaration, type Schema} from '../../src/api/index.js'
+import {encodeCbor} from '../../src/machinery/cbor.js'
 import {call, type HttpResult} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
 
@@ -42,7 +43,7 @@ describe('bad input: values of the wrong type', () => {
   let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
   const configmaps = '/api/v1/namespaces/default/configmaps'
   before(async () => {
-    server = await startOrchServer(['--controllers='])
+    server = await startOrchServer(['--controllers=', '--feature-gates', 'CBORServingAndStorage=true'])
     api = (method, path, body, headers) => call(server.url, method, path, body, headers)
   })
   after(async () => server.cleanup())
@@ -172,6 +173,49 @@ describe('bad input: values of the wrong type', () => {
       assert.equal(patch.json.details.causes[0].field, 'patch')
     }
     assert.equal((await api('GET', `${sts}/scaled`)).json.spec.replicas, 1)
+  })
+
+  it("a body without kind or apiVersion is named by the endpoint's (the serializer's defaults), as Kubernetes names it", async () => {
+    const result = await api('POST', configmaps, {metadata: {name: 'untyped'}, data: {k: 5}})
+    assert.equal(result.status, 400)
+    assert.equal(result.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string')
+  })
+
+  it('times: an empty string is no time; a MicroTime has exactly six fraction digits; a wrong type names its struct field', async () => {
+    const empty = await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'empty-time', creationTimestamp: ''}})
+    assert.equal(empty.status, 400)
+    assert.equal(empty.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006"')
+    const leases = '/apis/coordination.orch.io/v1/namespaces/default/leases'
+    const lease = (renewTime: unknown) => ({apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: {name: 'micro'}, spec: {renewTime}})
+    const seconds = await api('POST', leases, lease('2026-11-24T10:00:00Z'))
+    assert.equal(seconds.status, 400)
+    assert.equal(seconds.json.message, 'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-11-24T10:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"')
+    const number = await api('POST', leases, lease(5))
+    assert.equal(number.status, 400)
+    assert.equal(number.json.message, 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go struct field LeaseSpec.spec.renewTime of type string')
+    assert.equal((await api('POST', leases, lease('2026-11-24T10:00:00.000000Z'))).status, 201)
+  })
+
+  it('CBOR bodies: a 64-bit integer out of its field\'s range is 400, in range it is stored as a number; a byte string is stored as base64', async () => {
+    const cbor = (value: unknown) => ({raw: encodeCbor(value), headers: {'Content-Type': 'application/cbor'}})
+    // cbor-x encodes integers of 2^32 and more as 8-byte integers, which it decodes as bigint
+    const replicas = cbor({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: {name: 'huge'},
+      spec: {replicas: 2n ** 32n, selector: {matchLabels: {a: 'b'}}, template: {metadata: {labels: {a: 'b'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    })
+    const huge = await api('POST', '/apis/apps/v1/namespaces/default/statefulsets', replicas.raw, replicas.headers)
+    assert.equal(huge.status, 400, huge.text)
+    assert.match(huge.json.message, /cannot unmarshal number 4294967296 into Go struct field StatefulSetSpec\.spec\.replicas of type int32/)
+    const deadline = cbor({apiVersion: 'v1', kind: 'Pod', metadata: {name: 'deadline'}, spec: {terminationGracePeriodSeconds: 2n ** 33n, containers: [{name: 'c', image: 'i'}]}})
+    const created = await api('POST', '/api/v1/namespaces/default/pods', deadline.raw, deadline.headers)
+    assert.equal(created.status, 201, created.text)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/pods/deadline')).json.spec.terminationGracePeriodSeconds, 2 ** 33)
+    const bytes = cbor({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'cbor-bytes'}, data: {text: Buffer.from('hello')}, binaryData: {bin: Buffer.from('hello')}})
+    assert.equal((await api('POST', configmaps, bytes.raw, bytes.headers)).status, 201)
+    const stored = (await api('GET', `${configmaps}/cbor-bytes`)).json
+    assert.deepEqual({data: stored.data, binaryData: stored.binaryData}, {data: {text: 'hello'}, binaryData: {bin: 'aGVsbG8='}})
   })
 
   it('an update with a value of the wrong type is 400 and the stored object is unchanged', async () => {

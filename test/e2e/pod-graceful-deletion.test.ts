@@ -77,12 +77,17 @@ describe('graceful pod deletion', () => {
     assert.equal(dry.status, 201, dry.text)
     const stale = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('kept', {preconditions: {uid: 'not-the-uid'}}))
     assert.equal(stale.status, 409, stale.text)
+    assert.match(stale.json.message, /^Operation cannot be fulfilled on Pod "kept": the UID in the precondition \(not-the-uid\) does not match the UID in record \(.+\)\. The object might have been deleted and then recreated$/)
     const otherName = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('other'))
     assert.equal(otherName.status, 400)
     assert.equal(otherName.json.message, 'name in URL does not match name in Eviction object')
-    const badPolicy = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('kept', {propagationPolicy: 'Sometimes'}))
+    // the delete options are checked as store.Delete checks them: 422 on DeleteOptions, no name
+    const badPolicy = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('kept', {propagationPolicy: 'Sometimes', dryRun: ['Some']}))
     assert.equal(badPolicy.status, 422)
-    assert.match(badPolicy.json.message, /^Eviction\.policy "kept" is invalid: propagationPolicy: Unsupported value: "Sometimes"/)
+    assert.equal(
+      badPolicy.json.message,
+      'DeleteOptions.meta.orch.io "" is invalid: [propagationPolicy: Unsupported value: "Sometimes": supported values: "Foreground", "Background", "Orphan", "nil", dryRun: Unsupported value: ["Some"]: supported values: "All"]',
+    )
     const wrongType = await api('POST', '/api/v1/namespaces/default/pods/kept/eviction', eviction('kept', {gracePeriodSeconds: 'soon'}))
     assert.equal(wrongType.status, 400)
     assert.match(wrongType.json.message, /cannot unmarshal string into Go struct field DeleteOptions\.deleteOptions\.gracePeriodSeconds of type int64/)
@@ -90,8 +95,42 @@ describe('graceful pod deletion', () => {
     const live = await api('GET', '/api/v1/namespaces/default/pods/kept')
     assert.equal(live.status, 200)
     assert.equal(live.json.metadata.deletionTimestamp, undefined)
-    const missing = await api('POST', '/api/v1/namespaces/default/pods/nothing/eviction', eviction('nothing'))
+    // the pod is looked up before its delete options are checked
+    const missing = await api('POST', '/api/v1/namespaces/default/pods/nothing/eviction', eviction('nothing', {propagationPolicy: 'Sometimes'}))
     assert.equal(missing.status, 404)
     assert.equal(missing.json.message, 'pods "nothing" not found')
+  })
+
+  it("an eviction's own dryRun, type, namespace and preconditions are read as EvictionREST reads them", async () => {
+    assert.equal((await api('POST', '/api/v1/namespaces/default/pods', pod('guarded', 'node-x', 30))).status, 201)
+    const path = '/api/v1/namespaces/default/pods/guarded/eviction'
+    // dryRun in the Eviction's deleteOptions: nothing marked
+    const dry = await api('POST', path, eviction('guarded', {dryRun: ['All']}))
+    assert.equal(dry.status, 201, dry.text)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/pods/guarded')).json.metadata.deletionTimestamp, undefined)
+    // the request's dryRun and the body's must agree
+    const mismatch = await api('POST', `${path}?dryRun=All`, eviction('guarded', {dryRun: ['All', 'All']}))
+    assert.equal(mismatch.status, 400)
+    assert.equal(mismatch.json.message, 'Non-matching dry-run options in request and content: [All] and [All All]')
+    // not an Eviction, or one from another namespace: 400
+    const notEviction = await api('POST', path, {apiVersion: 'v1', kind: 'Pod', metadata: {name: 'guarded'}})
+    assert.equal(notEviction.status, 400)
+    assert.match(notEviction.json.message, /^Pod in version "v1" cannot be handled as a Eviction/)
+    const otherNamespace = await api('POST', path, {apiVersion: 'policy/v1', kind: 'Eviction', metadata: {name: 'guarded', namespace: 'kube-system'}})
+    assert.equal(otherNamespace.status, 400)
+    assert.equal(otherNamespace.json.message, 'the namespace of the provided object does not match the namespace sent on the request')
+    // policy/v1beta1 is accepted too; preconditions are BeforeDelete's
+    const live = (await api('GET', '/api/v1/namespaces/default/pods/guarded')).json
+    const staleRv = await api('POST', path, {apiVersion: 'policy/v1beta1', kind: 'Eviction', metadata: {name: 'guarded'}, deleteOptions: {preconditions: {resourceVersion: '1'}}})
+    assert.equal(staleRv.status, 409)
+    assert.equal(
+      staleRv.json.message,
+      `Operation cannot be fulfilled on Pod "guarded": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${live.metadata.resourceVersion}). The object might have been modified`,
+    )
+    assert.equal((await api('GET', '/api/v1/namespaces/default/pods/guarded')).json.metadata.deletionTimestamp, undefined)
+    const evicted = await api('POST', path, {metadata: {name: 'guarded'}, deleteOptions: {preconditions: {uid: live.metadata.uid}}})
+    assert.equal(evicted.status, 201, evicted.text)
+    assert.deepEqual({kind: evicted.json.kind, status: evicted.json.status, code: evicted.json.code}, {kind: 'Status', status: 'Success', code: 201})
+    assert.ok((await api('GET', '/api/v1/namespaces/default/pods/guarded')).json.metadata.deletionTimestamp)
   })
 })

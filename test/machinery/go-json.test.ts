@@ -3,7 +3,11 @@ import assert from 'node:assert/strict'
 import {statefulSet} from '../../src/api/apps/statefulset.js'
 import {configMap} from '../../src/api/core/configmap.js'
 import {lease} from '../../src/api/coordination/lease.js'
-import {base64ErrorOffset, goDecodeError, rfc3339Error} from '../../src/machinery/go-json.js'
+import {pod} from '../../src/api/core/pod.js'
+import type {KindDeclaration} from '../../src/api/types.js'
+import {base64ErrorOffset, decodeFailure, goDecodeError, goNullsToZero, rfc3339Error, timeParseError} from '../../src/machinery/go-json.js'
+
+const sts = (containers: unknown[]) => ({spec: {template: {spec: {containers}}}})
 
 describe("Go's decoding of a body into its kind", () => {
   it('a value of the wrong JSON type is refused with encoding/json\'s message: innermost struct, field path, Go type', () => {
@@ -54,14 +58,126 @@ describe("Go's decoding of a body into its kind", () => {
     assert.equal(goDecodeError({binaryData: {k: Buffer.from('raw')}}, configMap.schema, 'v1'), undefined)
   })
 
-  it('metav1.Time takes a string in RFC 3339 only', () => {
+  it('metav1.Time takes a string in RFC 3339 only, parsed as time.Parse parses it (errors element by element)', () => {
     assert.equal(rfc3339Error('2026-11-24T10:00:00Z'), undefined)
     assert.equal(rfc3339Error('2026-11-24T10:00:00.123456+01:00'), undefined)
+    // Go's generic parser: a one-digit hour, a comma before the fraction, an offset of 24 hours
+    assert.equal(rfc3339Error('2026-11-24T1:00:00Z'), undefined)
+    assert.equal(rfc3339Error('2026-11-24T10:00:00,5Z'), undefined)
+    assert.equal(rfc3339Error('2026-11-24T10:00:00+24:00'), undefined)
+    assert.equal(rfc3339Error('0000-02-29T00:00:00Z'), undefined)
     assert.equal(rfc3339Error('2026-02-30T10:00:00Z'), 'parsing time "2026-02-30T10:00:00Z": day out of range')
-    assert.match(rfc3339Error('yesterday') ?? '', /^parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse/)
+    assert.equal(rfc3339Error('yesterday'), 'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"')
+    assert.equal(rfc3339Error(''), 'parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006"')
+    assert.equal(rfc3339Error('2026-11-24t10:00:00Z'), 'parsing time "2026-11-24t10:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot parse "t10:00:00Z" as "T"')
+    assert.equal(rfc3339Error('2026-11-24T10:00:00z'), 'parsing time "2026-11-24T10:00:00z" as "2006-01-02T15:04:05Z07:00": cannot parse "z" as "Z07:00"')
+    assert.equal(rfc3339Error('2026-1-24T10:00:00Z'), 'parsing time "2026-1-24T10:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot parse "1-24T10:00:00Z" as "01"')
+    assert.equal(rfc3339Error('2026-13-24T10:00:00Z'), 'parsing time "2026-13-24T10:00:00Z": month out of range')
+    assert.equal(rfc3339Error('2026-11-24T24:00:00Z'), 'parsing time "2026-11-24T24:00:00Z": hour out of range')
+    assert.equal(rfc3339Error('2026-11-24T10:00:00+25:00'), 'parsing time "2026-11-24T10:00:00+25:00": time zone offset hour out of range')
+    assert.equal(rfc3339Error('2026-11-24T10:00:00Zulu'), 'parsing time "2026-11-24T10:00:00Zulu": extra text: "ulu"')
+    assert.equal(rfc3339Error('2026-11-24T10:00:00\u00e9'), 'parsing time "2026-11-24T10:00:00\\xc3\\xa9" as "2006-01-02T15:04:05Z07:00": cannot parse "\\xc3\\xa9" as "Z07:00"')
+  })
+
+  it('metav1.MicroTime takes RFC3339Micro: exactly six fraction digits', () => {
+    assert.equal(timeParseError('2026-11-24T10:00:00.123456Z', true), undefined)
+    assert.equal(timeParseError('2026-11-24T10:00:00Z', true), 'parsing time "2026-11-24T10:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"')
+    assert.equal(timeParseError('2026-11-24T10:00:00.123Z', true), 'parsing time "2026-11-24T10:00:00.123Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".123Z" as ".000000"')
     assert.equal(
-      goDecodeError({spec: {renewTime: 5}}, lease.schema, 'v1'),
-      'json: cannot unmarshal number into Go value of type string',
+      timeParseError('2026-11-24T10:00:00.1234567Z', true),
+      'parsing time "2026-11-24T10:00:00.1234567Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "7Z" as "Z07:00"',
+    )
+    assert.equal(
+      goDecodeError({spec: {renewTime: '2026-11-24T10:00:00Z'}}, lease.schema, 'v1'),
+      'parsing time "2026-11-24T10:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"',
+    )
+  })
+
+  it("a type's own UnmarshalJSON (Time, IntOrString) fails with encoding/json's error, given this decoder's struct and field path", () => {
+    assert.equal(goDecodeError({spec: {renewTime: 5}}, lease.schema, 'v1'), 'json: cannot unmarshal number into Go struct field LeaseSpec.spec.renewTime of type string')
+    assert.equal(
+      goDecodeError(sts([{name: 'a', livenessProbe: {httpGet: {port: {}}}}]), statefulSet.schema, 'v1'),
+      'json: cannot unmarshal object into Go struct field HTTPGetAction.spec.template.spec.containers.livenessProbe.httpGet.port of type int32',
+    )
+    assert.equal(
+      goDecodeError({spec: {updateStrategy: {rollingUpdate: {maxUnavailable: 2 ** 31}}}}, statefulSet.schema, 'v1'),
+      'json: cannot unmarshal number 2147483648 into Go struct field RollingUpdateStatefulSetStrategy.spec.updateStrategy.rollingUpdate.maxUnavailable of type int32',
+    )
+    assert.equal(goDecodeError(sts([{name: 'a', livenessProbe: {httpGet: {port: 'http'}}}]), statefulSet.schema, 'v1'), undefined)
+  })
+
+  it("an embedded struct's fields are the embedding struct's (Probe.exec, not ProbeHandler.exec)", () => {
+    assert.equal(
+      goDecodeError(sts([{name: 'a', livenessProbe: {exec: 'x'}}]), statefulSet.schema, 'v1'),
+      'json: cannot unmarshal string into Go struct field Probe.spec.template.spec.containers.livenessProbe.exec of type v1.ExecAction',
+    )
+  })
+
+  it('resource.Quantity: ParseQuantity\'s errors, the suffix one included', () => {
+    const limits = (cpu: unknown) => sts([{name: 'a', resources: {limits: {cpu}}}])
+    assert.equal(goDecodeError(limits('5mm'), statefulSet.schema, 'v1'), "unable to parse quantity's suffix")
+    assert.match(goDecodeError(limits('x'), statefulSet.schema, 'v1') ?? '', /^quantities must match the regular expression/)
+    assert.match(goDecodeError(limits(true), statefulSet.schema, 'v1') ?? '', /^quantities must match the regular expression/)
+    assert.equal(goDecodeError(limits(' 1.5Gi '), statefulSet.schema, 'v1'), undefined)
+    assert.equal(goDecodeError(limits(2), statefulSet.schema, 'v1'), undefined)
+  })
+
+  it('the first wrong type in document order is reported, unless a later value fails its own UnmarshalJSON, which ends decoding', () => {
+    assert.equal(
+      goDecodeError({data: {a: 1}, immutable: 'x'}, configMap.schema, 'v1'),
+      'json: cannot unmarshal number into Go struct field ConfigMap.data of type string',
+    )
+    assert.equal(
+      goDecodeError({immutable: 'x', data: {a: 1}}, configMap.schema, 'v1'),
+      'json: cannot unmarshal string into Go struct field ConfigMap.immutable of type bool',
+    )
+    assert.equal(
+      goDecodeError({data: {a: 1}, metadata: {creationTimestamp: 'soon'}}, configMap.schema, 'v1'),
+      'parsing time "soon" as "2006-01-02T15:04:05Z07:00": cannot parse "soon" as "2006"',
+    )
+    // a bad base64 value is remembered as a type error is
+    assert.equal(goDecodeError({binaryData: {k: '!!!!'}, immutable: 'x'}, configMap.schema, 'v1'), 'illegal base64 data at input byte 0')
+  })
+
+  it('[]byte also takes an array of bytes, as Go decodes it', () => {
+    assert.equal(goDecodeError({binaryData: {k: [104, 105]}}, configMap.schema, 'v1'), undefined)
+    assert.equal(goDecodeError({binaryData: {k: [1, 256]}}, configMap.schema, 'v1'), 'json: cannot unmarshal number 256 into Go struct field ConfigMap.binaryData of type uint8')
+    const object: Record<string, any> = {binaryData: {k: [104, 105]}}
+    goNullsToZero(object, configMap.schema)
+    assert.deepEqual(object.binaryData, {k: 'aGk='})
+  })
+
+  it('CBOR shapes: 64-bit integers (bigint) range-checked and made numbers, byte strings base64 in []byte and text in a string', () => {
+    assert.equal(
+      goDecodeError({spec: {replicas: 2n ** 32n}}, statefulSet.schema, 'v1'),
+      'json: cannot unmarshal number 4294967296 into Go struct field StatefulSetSpec.spec.replicas of type int32',
+    )
+    assert.equal(goDecodeError({spec: {activeDeadlineSeconds: 2n ** 40n}}, pod.schema, 'v1'), undefined)
+    assert.match(goDecodeError({spec: {activeDeadlineSeconds: 2n ** 60n}}, pod.schema, 'v1') ?? '', /cannot unmarshal number 1152921504606846976 into Go struct field PodSpec\.spec\.activeDeadlineSeconds of type int64/)
+    assert.equal(goDecodeError({data: {a: Buffer.from('x')}, binaryData: {b: Buffer.from('y')}}, configMap.schema, 'v1'), undefined)
+    const object: Record<string, any> = {spec: {activeDeadlineSeconds: 2n ** 40n}}
+    goNullsToZero(object, pod.schema)
+    assert.equal(object.spec.activeDeadlineSeconds, 2 ** 40)
+    const map: Record<string, any> = {data: {a: Uint8Array.from([0x78])}, binaryData: {b: Uint8Array.from([0x79])}}
+    goNullsToZero(map, configMap.schema)
+    assert.deepEqual(map, {data: {a: 'x'}, binaryData: {b: 'eQ=='}})
+  })
+
+  it("transformDecodeError's message: the body's kind and version, defaulted from the endpoint's; unrecognized when they cannot be read", () => {
+    const raw = Buffer.from('{}')
+    const problem = 'json: x'
+    assert.equal(decodeFailure({}, configMap, raw, problem), 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: x')
+    assert.equal(decodeFailure({apiVersion: 'apps/v1', kind: 'StatefulSet'}, statefulSet, raw, problem), 'StatefulSet in version "v1" cannot be handled as a StatefulSet: json: x')
+    const leaseDeclaration: KindDeclaration = lease
+    assert.equal(decodeFailure({apiVersion: 'coordination.orch.io/'}, leaseDeclaration, raw, problem), 'Lease in version "v1" cannot be handled as a Lease: json: x')
+    assert.equal(decodeFailure({apiVersion: 'other/'}, leaseDeclaration, raw, problem), 'Lease in version "" cannot be handled as a Lease: json: x')
+    assert.equal(
+      decodeFailure({apiVersion: 5} as unknown as Record<string, unknown>, configMap, Buffer.from('{"apiVersion":5,"kind":"ConfigMap","data":{"a":1}}'), problem),
+      'the object provided is unrecognized (must be of type ConfigMap): couldn\'t get version/kind; json parse error: json: cannot unmarshal number into Go struct field .apiVersion of type string ({"apiVersion":5,"kind":"Config ...)',
+    )
+    assert.equal(
+      decodeFailure({apiVersion: 'a/b/c'}, configMap, Buffer.from('apiVersion: a/b/c\n'), problem),
+      'the object provided is unrecognized (must be of type ConfigMap): unexpected GroupVersion string: a/b/c (61706956657273696f6e3a20612f622f630a)',
     )
   })
 })
