@@ -104,6 +104,24 @@ function validateOwnerReferences(references: unknown[]): FieldError[] {
   return errs
 }
 
+const keyedListWithin = new WeakMap<Schema, boolean>()
+
+/** Whether a value of this schema can hold a list with keys (remembered per schema; the walk below
+ *  skips the rest, e.g. a ConfigMap's data, on every write). */
+function holdsKeyedList(schema: Schema): boolean {
+  let known = keyedListWithin.get(schema)
+  if (known !== undefined) return known
+  keyedListWithin.set(schema, false) // a schema that refers back to itself adds nothing new
+  if (schema.type === 'object') known = [...structFields(schema).values()].some(holdsKeyedList)
+  else if (schema.type === 'map') known = holdsKeyedList(schema.values)
+  else if (schema.type === 'array') {
+    const relationship = listRelationship(schema)
+    known = (!relationship.atomic && (relationship.keys?.length ?? 0) > 0) || holdsKeyedList(schema.items)
+  } else known = false
+  keyedListWithin.set(schema, known)
+  return known
+}
+
 /**
  * Items of the associative lists (list-map keys, or merge keys) that name none of their key fields:
  * server-side apply cannot tell them apart (structured-merge-diff: "associative list with keys has an
@@ -116,7 +134,7 @@ export function validateListMapKeys(object: AnyObject, declaration: KindDeclarat
   // the kind's validation said something about this list already (`spec.containers[0].name`)
   const reportedUnder = (path: string) => reported.some((e) => e.field === path || e.field.startsWith(`${path}.`) || e.field.startsWith(`${path}[`))
   const walk = (value: unknown, schema: Schema | undefined, path: string): void => {
-    if (value === null || typeof value !== 'object' || !schema) return
+    if (value === null || typeof value !== 'object' || !schema || !holdsKeyedList(schema)) return
     if (schema.type === 'object' && !Array.isArray(value)) {
       const fields = structFields(schema)
       for (const [key, child] of Object.entries(value as Record<string, unknown>)) walk(child, fields.get(key), path ? `${path}.${key}` : key)
