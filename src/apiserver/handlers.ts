@@ -13,7 +13,8 @@ import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
-import {replicasFromScale, SCALE_SCHEMA, toScale} from './scale.js'
+import {replicasFromScale, toScale} from './scale.js'
+import {scaleSchema} from '../machinery/protobuf-schemas.js'
 import {listMetaOf, listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
 import {jsonOf} from './stored-json.js'
@@ -459,11 +460,10 @@ export class ResourceHandler {
     const raw = await readBody(request)
     const body = decoder ? decodeBody(raw, contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(raw, request.headers['content-type'], this.serializers)
     // a Scale is decoded as Kubernetes decodes it: spec.replicas an int32 (400; a patch's result: 422)
-    const scaleSchema = {...SCALE_SCHEMA, fields: {...SCALE_SCHEMA.fields, metadata: registry.declaration.schema.fields.metadata}}
     const scaleDecodeError = (scale: AnyObject) => goDecodeError(scale, scaleSchema, 'v1')
     if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
       const problem = scaleDecodeError(body as AnyObject)
-      if (problem) throw errors.badRequest(decodeFailure(body as AnyObject, {kind: 'Scale'} as KindDeclaration, raw, problem))
+      if (problem) throw errors.badRequest(decodeFailure(body as AnyObject, {kind: 'Scale', group: 'autoscaling', version: 'v1'} as KindDeclaration, raw, problem))
     }
     const updated = await registry.guaranteedUpdate(
       info.namespace,

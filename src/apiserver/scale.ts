@@ -1,27 +1,10 @@
 // The scale subresource (autoscaling/v1 Scale) of kinds with spec.replicas, spec.selector and
 // status.replicas, as Kubernetes serves it for StatefulSets.
-import type {AnyObject, ObjectSchema} from '../api/types.js'
+import type {AnyObject} from '../api/types.js'
 import {labelSelectorFromObject} from '../machinery/labels.js'
 import {errors} from '../machinery/status.js'
 
 export const SCALE_API_VERSION = 'autoscaling/v1'
-
-/** autoscaling/v1 Scale as a body is decoded into it (metadata is checked as any object's) */
-export const SCALE_SCHEMA: ObjectSchema = {
-  type: 'object',
-  name: 'Scale',
-  fields: {
-    apiVersion: {type: 'string', proto: 0},
-    kind: {type: 'string', proto: 0},
-    spec: {type: 'object', name: 'ScaleSpec', proto: 2, fields: {replicas: {type: 'integer', format: 'int32', proto: 1}}},
-    status: {
-      type: 'object',
-      name: 'ScaleStatus',
-      proto: 3,
-      fields: {replicas: {type: 'integer', format: 'int32', proto: 1}, selector: {type: 'string', proto: 2}},
-    },
-  },
-}
 
 export function toScale(object: AnyObject): AnyObject {
   const meta = object.metadata ?? {}

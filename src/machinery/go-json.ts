@@ -13,6 +13,7 @@
 // indexes are not part of it, and an embedded struct's fields count as the embedding struct's.
 import type {AnyObject, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
 import {quantityError, quantityErrors} from './quantity.js'
+import {structFields} from './typed-value.js'
 
 /** Go's package names of the types of apimachinery's meta/v1, shown as v1.X whatever the kind's version */
 const META_TYPES = new Set([
@@ -30,21 +31,6 @@ const META_TYPES = new Set([
   'Preconditions',
 ])
 
-const flatFields = new WeakMap<ObjectSchema, Map<string, Schema>>()
-
-/** The JSON fields of a struct, an embedded struct's (a '' field) shown flat as Go's encoding/json does. */
-function fieldsOf(schema: ObjectSchema): Map<string, Schema> {
-  let fields = flatFields.get(schema)
-  if (!fields) {
-    fields = new Map()
-    for (const [name, field] of Object.entries(schema.fields)) {
-      if (name === '' && field.type === 'object') for (const [inner, child] of fieldsOf(field)) fields.set(inner, child)
-      else fields.set(name, field)
-    }
-    flatFields.set(schema, fields)
-  }
-  return fields
-}
 
 /** The Go type a schema decodes into, as encoding/json names it in errors. */
 function goType(schema: Schema, pkg: string): string {
@@ -364,7 +350,7 @@ function check(value: unknown, schema: Schema, state: DecodeState): string | und
         saveTypeError(state, value, schema)
         return undefined
       }
-      const fields = fieldsOf(schema)
+      const fields = structFields(schema)
       const outer = state.struct
       for (const key in value) {
         const childSchema = fields.get(key)
@@ -537,7 +523,7 @@ export function goNullsToZero(value: unknown, schema: Schema): void {
   switch (schema.type) {
     case 'object': {
       if (Array.isArray(value)) return
-      const fields = fieldsOf(schema)
+      const fields = structFields(schema)
       const record = value as Record<string, unknown>
       for (const key in record) {
         const childSchema = fields.get(key)

@@ -12,24 +12,14 @@ import {podBinding, podEviction} from '../../src/api/core/pod.js'
 import {createCSR} from '../../src/machinery/pki.js'
 import {tlsOptions} from '../support/http.js'
 import {startOrchServer, type OrchServer} from '../support/server.js'
+import {prng} from '../support/prng.js'
 
 const SEED = Number(process.env.ORCH_FUZZ_SEED ?? 0x5eed_2025)
 const ITERATIONS_PER_KIND = Number(process.env.ORCH_FUZZ_ITERATIONS ?? 24)
 const NS = 'fuzz'
 
-/** mulberry32: a small seeded PRNG */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
-const rand = mulberry32(SEED)
+const rand = prng(SEED)
 const chance = (p: number) => rand() < p
 const int = (n: number) => Math.floor(rand() * n)
 const pick = <T>(items: readonly T[]): T => items[int(items.length)]
