@@ -13,7 +13,7 @@
 // indexes are not part of it, and an embedded struct's fields count as the embedding struct's.
 import type {AnyObject, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
 import {quantityError, quantityErrors} from './quantity.js'
-import {structFields} from './typed-value.js'
+import {scalarZero, structFields} from './typed-value.js'
 
 /** Go's package names of the types of apimachinery's meta/v1, shown as v1.X whatever the kind's version */
 const META_TYPES = new Set([
@@ -455,22 +455,8 @@ export function decodeFailure(body: AnyObject, declaration: KindDeclaration, raw
 /** The value Go's encoding/json leaves for a JSON null in a map value or a slice element (a struct field
  *  given null is left unset). undefined: keep the null (a nil map, slice, time or raw value). */
 function zeroOf(schema: Schema): unknown {
-  switch (schema.type) {
-    case 'string':
-      return ''
-    case 'integer':
-    case 'number':
-    case 'int-or-string':
-      return 0
-    case 'boolean':
-      return false
-    case 'quantity':
-      return '0'
-    case 'object':
-      return {}
-    default:
-      return undefined
-  }
+  if (schema.type === 'object') return {}
+  return scalarZero(schema) ?? undefined
 }
 
 /**

@@ -515,7 +515,13 @@ function isValueStruct(name: string, field: Field): field is Field & ObjectSchem
 
 function zeroOf(name: string, field: Field): unknown {
   if (isValueStruct(name, field)) return withGoZeroValues({}, field)
-  switch (field.type) {
+  return scalarZero(field)
+}
+
+/** Go's zero value of a scalar field ("" for a string, 0, false, "0" for a Quantity); null for the rest
+ *  (nil maps, slices, pointers, times, raw values). */
+export function scalarZero(schema: Schema): unknown {
+  switch (schema.type) {
     case 'string':
       return ''
     case 'integer':
