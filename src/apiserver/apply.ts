@@ -67,9 +67,8 @@ export async function applyPatch(
     // absent: apply creates it
     const result = apply(undefined, config, declaration.schema, options.fieldManager, applyOptions)
     if (result.conflicts) throw applyConflictError(result.conflicts)
-    options.context.authorizeCreate?.()
     try {
-      const object = await registry.create(info.namespace, result.object, {dryRun: options.dryRun, context: options.context, managedFieldsDone: true})
+      const object = await registry.create(info.namespace, result.object, {dryRun: options.dryRun, context: options.context, managedFieldsDone: true, createOnUpdate: true})
       return {object, created: true}
     } catch (error) {
       // created meanwhile: apply to it

@@ -38,6 +38,9 @@ export interface WriteOptions {
   /** a create may work on the body itself instead of a copy: the caller made it for this request
    *  (a decoded request body) and will not look at it again */
   bodyOwned?: boolean
+  /** an update or apply that creates: also authorized as create, once the object validates (Kubernetes'
+   *  withAuthorization runs with the create validation, after the strategy's) */
+  createOnUpdate?: boolean
 }
 
 export interface DeleteOptions {
@@ -261,6 +264,7 @@ export class ResourceRegistry {
     ]
     causes.push(...validateListMapKeys(object, this.declaration, causes))
     if (causes.length > 0) throw this.invalid(object.metadata?.name ?? object.metadata?.generateName ?? '', causes)
+    if (options.createOnUpdate) options.context.authorizeCreate?.()
     if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create', object.metadata!.name)
     addWarnings(options.context, this.declaration.warningsOnCreate?.(object, options.context))
     if (attributes) await this.admission!.validate(attributes)
@@ -327,8 +331,7 @@ export class ResourceRegistry {
       if (!current) {
         if (subresource || !this.declaration.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name)
         if (precondition) throw errors.notFound(this.groupResource, name)
-        options.context.authorizeCreate?.()
-        const object = await this.create(namespace, {...body, metadata: {...meta, name}}, options).catch((error) => {
+        const object = await this.create(namespace, {...body, metadata: {...meta, name}}, {...options, createOnUpdate: true}).catch((error) => {
           // a concurrent create: go round again as an update
           if ((error as {reason?: string}).reason === 'AlreadyExists') return undefined
           throw error

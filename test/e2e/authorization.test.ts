@@ -138,6 +138,9 @@ describe('authorization', () => {
     assert.equal(refusedApply.status, 403, refusedApply.text)
     assert.match(refusedApply.json.message, /User "jane" cannot create resource "leases"/)
     for (const name of ['jane-put', 'jane-apply']) assert.equal((await call(server.url, 'GET', `${leases}/${name}`)).status, 404)
+    // as in Kubernetes, the object is validated before create is asked: an invalid one is 422, not 403
+    const invalid = await call(server.url, 'PUT', `${leases}/jane-invalid`, {...lease('jane-invalid'), spec: {leaseDurationSeconds: -1}}, {}, {as})
+    assert.equal(invalid.status, 422, invalid.text)
     // with create granted both create; an update of an existing object still needs update alone
     const setVerbs = async (verbs: string[]) =>
       assert.equal((await call(server.url, 'PATCH', `${rbac}/roles/lease-writer`, {rules: role(verbs).rules}, {'Content-Type': 'application/merge-patch+json'})).status, 200)
