@@ -1,6 +1,6 @@
 // The pod subresources that are operations rather than parts of the pod: binding (the scheduler's
 // placement) and eviction (a delete that disruption budgets may refuse).
-import {bindingRejection, validateBinding} from '../api/core/pod.js'
+import {bindingRejection, podEviction, validateBinding} from '../api/core/pod.js'
 import type {AnyObject, RequestContext} from '../api/types.js'
 import {errors} from '../machinery/status.js'
 import {validateDeleteOptions} from './delete-options.js'
@@ -57,6 +57,17 @@ export async function evictPod(registry: ResourceRegistry, info: ResourceRequest
   if (namespace && namespace !== info.namespace) {
     throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
   }
+  // admission sees a CREATE of pods/eviction with the Eviction (mutating, then validating, as the create
+  // handler and EvictionREST's createValidation run it); the pod's delete runs none of its own
+  if (registry.admission) {
+    const attributes = {
+      ...registry.admissionAttributes('CREATE', eviction, null, info.name, 'eviction', options.context, options.dryRun),
+      kind: {group: podEviction.group, version: podEviction.version, kind: podEviction.kind},
+      declaration: {...podEviction, namespaced: true},
+    }
+    if (registry.admission.mutates) eviction = (await registry.admission.admit(attributes)) ?? eviction
+    await registry.admission.validate({...attributes, object: eviction})
+  }
   if ((eviction.metadata?.name ?? '') !== info.name) throw errors.badRequest('name in URL does not match name in Eviction object')
   const deleteOptions: Record<string, any> = eviction.deleteOptions ?? {}
   // propagateDryRun: the request's dryRun and the body's must agree when both are given (Kubernetes
@@ -82,5 +93,6 @@ export async function evictPod(registry: ResourceRegistry, info: ResourceRequest
     gracePeriodSeconds: deleteOptions.gracePeriodSeconds,
     propagationPolicy: deleteOptions.propagationPolicy,
     orphanDependents: deleteOptions.orphanDependents,
+    admitted: true,
   })
 }

@@ -50,6 +50,9 @@ export interface DeleteOptions {
   propagationPolicy?: string
   orphanDependents?: boolean
   context: RequestContext
+  /** the caller ran admission for what it does (an eviction: CREATE of pods/eviction), so the
+   *  delete runs none of its own, as Kubernetes' EvictionREST deletes with ValidateAllObjectFunc */
+  admitted?: boolean
 }
 
 export interface RegistryDependencies {
@@ -546,7 +549,7 @@ export class ResourceRegistry {
           `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata!.resourceVersion}`,
         )
       }
-      if (this.admission) {
+      if (this.admission && !options.admitted) {
         await this.admission.validate(this.admissionAttributes('DELETE', null, old, name, '', options.context, options.dryRun))
       }
       const details = {name, group: this.declaration.group || undefined, kind: this.declaration.resource, uid: old.metadata!.uid}

@@ -281,6 +281,38 @@ describe('admission policies', () => {
     assert.equal(created.json.metadata.labels.a, 'set-by-second', 'the IfNeeded policy ran again and saw the later change')
   })
 
+  it('an eviction is admitted as a CREATE of pods/eviction (kind policy/v1 Eviction), not as the pod\'s DELETE, as Kubernetes admits it', async () => {
+    const ns = await namespace()
+    const policy = (name: string, operations: string[], resources: string[], message: string) => ({
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: `${name}-${ns}`},
+      spec: {matchConstraints: rules(resources, '', operations), validations: [{expression: "object == null || object.kind != 'Eviction' || object.deleteOptions.gracePeriodSeconds == 0", message}]},
+    })
+    const binding = (name: string) => ({
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: {name: `${name}-${ns}`},
+      spec: {policyName: `${name}-${ns}`, validationActions: ['Deny'], matchResources: {namespaceSelector: {matchLabels: {policy: ns}}}},
+    })
+    await create(`${ADM}/validatingadmissionpolicies`, policy('evict', ['CREATE'], ['pods/eviction'], 'evictions need gracePeriodSeconds 0'))
+    await create(`${ADM}/validatingadmissionpolicybindings`, binding('evict'))
+    const pods = `/api/v1/namespaces/${ns}/pods`
+    await create(pods, {apiVersion: 'v1', kind: 'Pod', metadata: {name: 'p'}, spec: {containers: [{name: 'c', image: 'busybox'}]}})
+    const evict = (deleteOptions: unknown) =>
+      call(server.url, 'POST', `${pods}/p/eviction`, {apiVersion: 'policy/v1', kind: 'Eviction', metadata: {name: 'p'}, deleteOptions})
+    const denied = await eventually(() => evict({gracePeriodSeconds: 30, dryRun: ['All']}), (r) => r.status !== 201, 'the policy to take effect')
+    assert.equal(denied.status, 422, denied.text)
+    assert.match(denied.json.message, /evictions need gracePeriodSeconds 0/)
+    assert.equal((await call(server.url, 'GET', `${pods}/p`)).status, 200)
+    // the pod's DELETE admission is not asked for an eviction: a policy refusing every pod DELETE
+    await create(`${ADM}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: `nodelete-${ns}`},
+      spec: {matchConstraints: rules(['pods'], '', ['DELETE']), validations: [{expression: 'false', message: 'no pod deletes'}]},
+    })
+    await create(`${ADM}/validatingadmissionpolicybindings`, binding('nodelete'))
+    await eventually(() => call(server.url, 'DELETE', `${pods}/p?dryRun=All`), (r) => r.status === 403 || r.status === 422, 'the delete policy to take effect')
+    const evicted = await evict({gracePeriodSeconds: 0})
+    assert.equal(evicted.status, 201, evicted.text)
+    assert.equal((await call(server.url, 'GET', `${pods}/p`)).status, 404)
+  })
+
   it('orch get lists policies and bindings with their columns', async () => {
     const got = await runOrch(['get', 'validatingadmissionpolicybindings'], {env: server.cliEnv})
     assert.equal(got.code, 0, got.stderr)
