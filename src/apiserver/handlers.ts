@@ -20,7 +20,7 @@ import {serveWatch} from './watch.js'
 import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 import type {RequestAuthorizer} from './authorize.js'
-import {decodeFailure, goDecodeError} from '../machinery/go-json.js'
+import {assertDecodes, assertPatchedDecodes} from '../machinery/go-json.js'
 import {checkDeleteOptionsType, deleteOptionsOf, validateDeleteOptions} from './delete-options.js'
 import {bindPod, evictPod} from './pod-subresources.js'
 
@@ -321,10 +321,7 @@ export class ResourceHandler {
       // keeps its $-directives and is only checked
       const isPatch = request.method === 'PATCH'
       // values of the wrong type are refused as Go's decoder refuses them (a patch: its result, below)
-      if (isObject && !isPatch) {
-        const problem = goDecodeError(decoded, kind.schema, kind.version)
-        if (problem) throw errors.badRequest(decodeFailure(decoded as AnyObject, kind, raw, problem))
-      }
+      if (isObject && !isPatch) assertDecodes(decoded as AnyObject, kind.schema, kind, raw)
       const unknown = !isObject
         ? []
         : isPatch
@@ -433,8 +430,7 @@ export class ResourceHandler {
     fieldValidationParam(query)
     const raw = await readBody(request)
     const body = assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration))
-    const problem = goDecodeError(body, declaration.schema, declaration.version)
-    if (problem) throw errors.badRequest(decodeFailure(body, declaration, raw, problem))
+    assertDecodes(body, declaration.schema, declaration, raw)
     pruneUnknownFields(body, declaration.schema)
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
     const answer = handler(body, user)
@@ -460,10 +456,8 @@ export class ResourceHandler {
     const raw = await readBody(request)
     const body = decoder ? decodeBody(raw, contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(raw, request.headers['content-type'], this.serializers)
     // a Scale is decoded as Kubernetes decodes it: spec.replicas an int32 (400; a patch's result: 422)
-    const scaleDecodeError = (scale: AnyObject) => goDecodeError(scale, scaleSchema, 'v1')
     if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
-      const problem = scaleDecodeError(body as AnyObject)
-      if (problem) throw errors.badRequest(decodeFailure(body as AnyObject, {kind: 'Scale', group: 'autoscaling', version: 'v1'} as KindDeclaration, raw, problem))
+      assertDecodes(body as AnyObject, scaleSchema, {group: 'autoscaling', version: 'v1', kind: 'Scale'}, raw)
     }
     const updated = await registry.guaranteedUpdate(
       info.namespace,
@@ -481,10 +475,7 @@ export class ResourceHandler {
           // merge-style patches of a Scale touch spec.replicas only
           wanted = assertBodyObject(applyMergePatch(scale, body))
         }
-        if (verb === 'patch') {
-          const problem = scaleDecodeError(wanted)
-          if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(wanted), message: problem}])
-        }
+        if (verb === 'patch') assertPatchedDecodes(wanted, scaleSchema, 'v1')
         const replicas = replicasFromScale(wanted, info.name)
         return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', {
           ...options,
@@ -529,8 +520,7 @@ export class ResourceHandler {
           throw errors.staleResourceVersion(registry.groupResource, info.name)
         }
         registry.checkTypeMeta(patched)
-        const problem = goDecodeError(patched, registry.declaration.schema, registry.declaration.version)
-        if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), message: problem}])
+        assertPatchedDecodes(patched, registry.declaration.schema, registry.declaration.version)
         // what the schema does not know is dropped, as decoding into a typed object does (the body's
         // unknown fields were already warned about, or refused under Strict)
         pruneUnknownFields(patched, registry.declaration.schema)

@@ -14,6 +14,7 @@
 import type {AnyObject, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
 import {quantityError, quantityErrors} from './quantity.js'
 import {scalarZero, structFields} from './typed-value.js'
+import {errors} from './status.js'
 
 /** Go's package names of the types of apimachinery's meta/v1, shown as v1.X whatever the kind's version */
 const META_TYPES = new Set([
@@ -30,7 +31,6 @@ const META_TYPES = new Set([
   'DeleteOptions',
   'Preconditions',
 ])
-
 
 /** The Go type a schema decodes into, as encoding/json names it in errors. */
 function goType(schema: Schema, pkg: string): string {
@@ -434,7 +434,7 @@ function interpretTypeMeta(body: AnyObject): {error: string} | {group: string; v
  * kind and version, defaulted from the endpoint's as the serializer defaults them (gvkWithDefaults), or,
  * when even those cannot be read, "the object provided is unrecognized" with a summary of the body.
  */
-export function decodeFailure(body: AnyObject, declaration: KindDeclaration, raw: Buffer, problem: string): string {
+export function decodeFailure(body: AnyObject, declaration: DecodedKind, raw: Buffer, problem: string): string {
   const meta = interpretTypeMeta(body)
   if ('error' in meta) {
     return `the object provided is unrecognized (must be of type ${declaration.kind}): ${meta.error} (${summarizeData(raw, 30)})`
@@ -448,6 +448,22 @@ export function decodeFailure(body: AnyObject, declaration: KindDeclaration, raw
   }
   if (!version && group === defaultGroup) version = defaultVersion
   return `${meta.kind || declaration.kind} in version ${JSON.stringify(version)} cannot be handled as a ${declaration.kind}: ${problem}`
+}
+
+/** The kind a body is decoded into: its Go type's schema and name. */
+export type DecodedKind = Pick<KindDeclaration, 'group' | 'version' | 'kind'>
+
+/** Throws the 400 Kubernetes answers for a request body that does not decode into `kind`. */
+export function assertDecodes(body: AnyObject, schema: ObjectSchema, kind: DecodedKind, raw: Buffer): void {
+  const problem = goDecodeError(body, schema, kind.version)
+  if (problem) throw errors.badRequest(decodeFailure(body, kind, raw, problem))
+}
+
+/** Throws the 422 Kubernetes' patcher answers when the patched object does not decode: on field
+ *  `patch`, the patched JSON as the value. */
+export function assertPatchedDecodes(patched: AnyObject, schema: ObjectSchema, pkg: string): void {
+  const problem = goDecodeError(patched, schema, pkg)
+  if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), message: problem}])
 }
 
 // ---------- what Go's decoder makes of what it reads ----------
