@@ -76,20 +76,13 @@ export async function evictPod(registry: ResourceRegistry, info: ResourceRequest
   if (options.dryRun && bodyDryRun.length > 0 && !(bodyDryRun.length === 1 && bodyDryRun[0] === 'All')) {
     throw errors.badRequest(`Non-matching dry-run options in request and content: [All] and [${bodyDryRun.join(' ')}]`)
   }
-  const pod = await registry.get(info.namespace, info.name)
+  // the pod's 404 comes before the options' 422, the preconditions' 409 after (the registry's delete)
+  await registry.get(info.namespace, info.name)
   validateDeleteOptions(deleteOptions)
-  const preconditions = deleteOptions.preconditions
-  const meta = pod.metadata ?? {}
-  if (typeof preconditions?.uid === 'string' && preconditions.uid !== meta.uid) {
-    throw errors.conflict({group: '', resource: 'Pod'}, info.name, `the UID in the precondition (${preconditions.uid}) does not match the UID in record (${meta.uid}). The object might have been deleted and then recreated`)
-  }
-  if (typeof preconditions?.resourceVersion === 'string' && preconditions.resourceVersion !== meta.resourceVersion) {
-    throw errors.conflict({group: '', resource: 'Pod'}, info.name, `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion}). The object might have been modified`)
-  }
   await registry.delete(info.namespace, info.name, {
     dryRun: options.dryRun || bodyDryRun.length > 0,
     context: options.context,
-    preconditions,
+    preconditions: deleteOptions.preconditions,
     gracePeriodSeconds: deleteOptions.gracePeriodSeconds,
     propagationPolicy: deleteOptions.propagationPolicy,
     orphanDependents: deleteOptions.orphanDependents,

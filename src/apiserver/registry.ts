@@ -535,19 +535,14 @@ export class ResourceRegistry {
       if (!current) throw errors.notFound(this.groupResource, name)
       const old = decodeStored(current)
       const pre = options.preconditions
-      if (pre?.uid && pre.uid !== old.metadata!.uid) {
-        throw errors.conflict(
-          this.groupResource,
-          name,
-          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata!.uid}`,
-        )
+      // rest.BeforeDelete's early check and its words (a precondition given, even "", must hold); the
+      // conflict names the kind, as there
+      const kindResource = {group: this.declaration.group, resource: this.declaration.kind}
+      if (typeof pre?.uid === 'string' && pre.uid !== old.metadata!.uid) {
+        throw errors.conflict(kindResource, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata!.uid}). The object might have been deleted and then recreated`)
       }
-      if (pre?.resourceVersion && pre.resourceVersion !== old.metadata!.resourceVersion) {
-        throw errors.conflict(
-          this.groupResource,
-          name,
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata!.resourceVersion}`,
-        )
+      if (typeof pre?.resourceVersion === 'string' && pre.resourceVersion !== old.metadata!.resourceVersion) {
+        throw errors.conflict(kindResource, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata!.resourceVersion}). The object might have been modified`)
       }
       if (this.admission && !options.admitted) {
         await this.admission.validate(this.admissionAttributes('DELETE', null, old, name, '', options.context, options.dryRun))
