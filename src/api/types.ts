@@ -135,6 +135,16 @@ export interface TableColumn {
   cell(object: any, now: Date): string | number | boolean | null
 }
 
+/** metav1.OwnerReference: the owner an object names in metadata.ownerReferences */
+export interface OwnerReference {
+  apiVersion: string
+  kind: string
+  name: string
+  uid: string
+  controller?: boolean
+  blockOwnerDeletion?: boolean
+}
+
 export type AnyObject = Record<string, any> & {
   apiVersion?: string
   kind?: string

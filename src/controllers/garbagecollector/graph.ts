@@ -8,15 +8,9 @@
 // (an owner whose dependents are to lose their reference to it).
 import {FOREGROUND_FINALIZER, ORPHAN_FINALIZER} from '../../machinery/deletion-propagation.js'
 import type {Logger} from '../../machinery/log.js'
+import type {OwnerReference} from '../../api/types.js'
 
-export interface OwnerReference {
-  apiVersion: string
-  kind: string
-  name: string
-  uid: string
-  controller?: boolean
-  blockOwnerDeletion?: boolean
-}
+export type {OwnerReference}
 
 /** Where an object is: its coordinates and uid. `namespace` is '' for cluster-scoped objects (for a
  *  virtual owner of a namespaced kind: the namespace of the dependent that named it). */

@@ -2,6 +2,7 @@
 // and pkg/controller/history: pod identity (name, ordinal, labels), the pods and claims a set wants,
 // pod health, ControllerRevisions (data, hash, name) and the status arithmetic.
 import type {AnyObject} from '../../api/types.js'
+import type {OwnerReference} from '../../api/types.js'
 
 /** apps.StatefulSetPodNameLabel */
 export const POD_NAME_LABEL = 'statefulset.orch.io/pod-name'
@@ -22,14 +23,7 @@ export type Claim = ApiObject
 export type StatefulSet = ApiObject
 export type Revision = ApiObject
 
-export interface OwnerReference {
-  apiVersion: string
-  kind: string
-  name: string
-  uid: string
-  controller?: boolean
-  blockOwnerDeletion?: boolean
-}
+export type {OwnerReference}
 
 function clone<T>(value: T): T {
   return value === undefined ? value : structuredClone(value)
