@@ -17,7 +17,8 @@ import {
   type BootstrapToken,
   type StaticToken,
 } from './authn.js'
-import {type ControllerName, CONTROLLER_NAMES, startControllers} from './controllers.js'
+import {startControllerThread} from './controller-thread.js'
+import {type ControllerName, CONTROLLER_NAMES} from './controllers.js'
 import {ensureServerPKI, writeAdminKubeconfigs, type ServerPKI} from './pki-bootstrap.js'
 import {AuditLog} from './audit.js'
 import {MASTERS_GROUP} from './authz/defaults.js'
@@ -159,11 +160,17 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
   // the kubeconfigs are written while the controllers start (both before `serving` is logged)
   const [written, controllersStarted] = await Promise.allSettled([
     writeKubeconfigs(config, url, pki, logger),
-    startControllers(controllerCredentials(url, pki, adminAccepted ? undefined : loopbackToken), config.controllers ?? [...CONTROLLER_NAMES], logger, {
-      nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
-      signingCA: pki.ca,
-      clusterSigningDurationMs: config.clusterSigningDurationMs,
-    }),
+    startControllerThread(
+      controllerCredentials(url, pki, adminAccepted ? undefined : loopbackToken),
+      config.controllers ?? [...CONTROLLER_NAMES],
+      logger,
+      {
+        nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
+        signingCA: pki.ca,
+        clusterSigningDurationMs: config.clusterSigningDurationMs,
+      },
+      config.verbosity,
+    ),
   ])
   if (written.status === 'rejected' || controllersStarted.status === 'rejected') {
     if (controllersStarted.status === 'fulfilled') await controllersStarted.value.stop()
