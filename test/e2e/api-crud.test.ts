@@ -1,7 +1,8 @@
 // The generic registry over HTTP: paths, operations, metadata and errors, as Kubernetes answers them.
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
-import {call, type HttpResult} from '../support/http.js'
+import {request as httpsRequest} from 'node:https'
+import {call, tlsOptions, type HttpResult} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
 
 const cm = (name: string, data: Record<string, string> = {k: 'v'}, extra: Record<string, unknown> = {}) => ({
@@ -297,6 +298,26 @@ describe('API core: standard operations', () => {
     const result = await api('POST', '/api/v1/namespaces/default/configmaps', big)
     assertStatus(result, 413, 'RequestEntityTooLarge')
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/huge')).status, 404)
+  })
+
+  it('a body over 3 MiB sent chunked, without Content-Length, is 413 too, and nothing is stored', async () => {
+    const {ca, cert, key} = tlsOptions(server.url)
+    const body = JSON.stringify(cm('huge-chunked', {k: 'x'.repeat(3 * 1024 * 1024 + 10)}))
+    const answer = await new Promise<{status: number; text: string}>((resolve, reject) => {
+      const request = httpsRequest(`${server.url}/api/v1/namespaces/default/configmaps`, {method: 'POST', ca, cert, key, headers: {'Content-Type': 'application/json'}}, (response) => {
+        let text = ''
+        response.setEncoding('utf8')
+        response.on('data', (chunk: string) => (text += chunk))
+        response.on('end', () => resolve({status: response.statusCode ?? 0, text}))
+      })
+      request.on('error', reject)
+      for (let at = 0; at < body.length; at += 64 * 1024) request.write(body.slice(at, at + 64 * 1024))
+      request.end()
+    })
+    assert.equal(answer.status, 413, answer.text)
+    assert.equal(JSON.parse(answer.text).reason, 'RequestEntityTooLarge')
+    assert.match(JSON.parse(answer.text).message, /over the limit of 3145728 bytes/)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/huge-chunked')).status, 404)
   })
 
   it('YAML in and out: application/yaml both ways', async () => {
