@@ -392,13 +392,13 @@ export class ResourceHandler {
       const raw = await readBody(request)
       const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration)) : {}
       checkDeleteOptionsType(body)
-      validateDeleteOptions({dryRun: body.dryRun})
       const options = deleteOptionsOf(
         body,
         {dryRun, gracePeriodSeconds: intParam(query, 'gracePeriodSeconds'), propagationPolicy: query.get('propagationPolicy') ?? undefined, orphanDependents: boolParam(query, 'orphanDependents')},
         context,
       )
-      validateDeleteOptions(options)
+      // once over the options as the handler read them, so one 422 names every problem
+      validateDeleteOptions({dryRun: body.dryRun, propagationPolicy: options.propagationPolicy, orphanDependents: options.orphanDependents})
       if (verb === 'deletecollection') {
         const status = await registry.deleteCollection(
           info.namespace,

@@ -237,6 +237,15 @@ describe('API core: standard operations', () => {
     assert.equal(ok.status, 200, ok.text)
   })
 
+  it('ValidateDeleteOptions: a bad propagationPolicy and a bad dryRun in one body are one 422 naming both, and nothing is deleted', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('both-wrong'))
+    const result = await api('DELETE', '/api/v1/namespaces/default/configmaps/both-wrong', {kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Sideways', dryRun: ['Some']})
+    assertStatus(result, 422, 'Invalid')
+    assert.deepEqual(result.json.details.causes.map((c: any) => c.field), ['propagationPolicy', 'dryRun'])
+    assert.match(result.json.message, /\[propagationPolicy: Unsupported value: "Sideways": .*, dryRun: Unsupported value: \["Some"\]: supported values: "All"\]/)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/both-wrong')).status, 200)
+  })
+
   it('where the DeleteOptions body says how dependents go, the query is not read with it (no 422 for the pair)', async () => {
     await api('POST', '/api/v1/namespaces/default/configmaps', cm('body-wins'))
     const result = await api('DELETE', '/api/v1/namespaces/default/configmaps/body-wins?propagationPolicy=Background', {kind: 'DeleteOptions', apiVersion: 'v1', orphanDependents: false})
