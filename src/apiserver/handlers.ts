@@ -3,7 +3,7 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 import {pod, podBinding, podEviction} from '../api/core/pod.js'
 import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
-import {duplicateJsonFields, fieldProblems, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
+import {fieldProblems, scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
@@ -75,6 +75,16 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
 }
 
 const INT64_MAX = 2n ** 63n - 1n
+
+/** A body in JSON: its Content-Type says so, or it has none (JSON is the default). */
+function isJsonBody(contentType: string | undefined): boolean {
+  return !contentType || mediaTypeOf(contentType) === JSON_TYPE
+}
+
+/** A JSON body's numbers written with a fraction or an exponent (none for other encodings). */
+function writtenNumbers(raw: Buffer, contentType: string | undefined): NumberLiteralAt[] {
+  return isJsonBody(contentType) ? scanJsonText(raw.toString('utf8')).fractionalNumbers : []
+}
 
 function dryRunParam(query: URLSearchParams): boolean {
   const values = query.getAll('dryRun')
@@ -320,16 +330,17 @@ export class ResourceHandler {
       // unknown fields are dropped whatever the mode, as decoding into a typed object does; a patch
       // keeps its $-directives and is only checked
       const isPatch = request.method === 'PATCH'
+      // what JSON.parse does not tell: duplicate keys, and numbers such as 1.0 for an integer field
+      const scan = isJsonBody(contentType) ? scanJsonText(raw.toString('utf8')) : undefined
       // values of the wrong type are refused as Go's decoder refuses them (a patch: its result, below)
-      if (isObject && !isPatch) assertDecodes(decoded as AnyObject, kind.schema, kind, raw)
+      if (isObject && !isPatch) assertDecodes(decoded as AnyObject, kind.schema, kind, raw, scan?.fractionalNumbers)
       const unknown = !isObject
         ? []
         : isPatch
           ? unknownFields(decoded, kind.schema).filter((path) => !/(^|\.)\$/.test(path))
           : pruneUnknownFields(decoded, kind.schema)
       if (validation !== 'Ignore') {
-        const duplicates = mediaTypeOf(contentType) === JSON_TYPE || !contentType ? duplicateJsonFields(raw.toString('utf8')) : []
-        const problems = fieldProblems(unknown, duplicates)
+        const problems = fieldProblems(unknown, scan?.duplicates ?? [])
         if (problems.length > 0 && validation === 'Strict') throw errors.badRequest(`strict decoding error: ${problems.join(', ')}`)
         warnings.push(...problems)
       }
@@ -430,7 +441,7 @@ export class ResourceHandler {
     fieldValidationParam(query)
     const raw = await readBody(request)
     const body = assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration))
-    assertDecodes(body, declaration.schema, declaration, raw)
+    assertDecodes(body, declaration.schema, declaration, raw, writtenNumbers(raw, request.headers['content-type']))
     pruneUnknownFields(body, declaration.schema)
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
     const answer = handler(body, user)
@@ -457,7 +468,7 @@ export class ResourceHandler {
     const body = decoder ? decodeBody(raw, contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(raw, request.headers['content-type'], this.serializers)
     // a Scale is decoded as Kubernetes decodes it: spec.replicas an int32 (400; a patch's result: 422)
     if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
-      assertDecodes(body as AnyObject, scaleSchema, {group: 'autoscaling', version: 'v1', kind: 'Scale'}, raw)
+      assertDecodes(body as AnyObject, scaleSchema, {group: 'autoscaling', version: 'v1', kind: 'Scale'}, raw, writtenNumbers(raw, request.headers['content-type']))
     }
     const updated = await registry.guaranteedUpdate(
       info.namespace,

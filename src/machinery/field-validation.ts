@@ -57,11 +57,32 @@ export function pruneUnknownFields(object: unknown, schema: ObjectSchema): strin
   return out
 }
 
-/** Paths of keys that appear twice in one JSON object (JSON.parse keeps the last silently). Every
- *  write body goes through this, so it jumps from quote to quote and builds a path only for a
- *  duplicate. */
+/** A number written with a fraction or an exponent (`1.0`, `1e3`): JSON.parse makes 1 and 1000 of
+ *  them, while Go's decoder refuses such a literal for an integer field. */
+export interface NumberLiteralAt {
+  /** the keys and indexes leading to it */
+  segments: (string | number)[]
+  literal: string
+}
+
+export interface JsonTextScan {
+  /** paths of keys that appear twice in one object */
+  duplicates: string[]
+  /** numbers written with a fraction or an exponent, in document order */
+  fractionalNumbers: NumberLiteralAt[]
+}
+
+/** Paths of keys that appear twice in one JSON object (JSON.parse keeps the last silently). */
 export function duplicateJsonFields(text: string): string[] {
+  return scanJsonText(text).duplicates
+}
+
+/** What JSON.parse does not tell of a JSON text: duplicate keys and how numbers were written. Every
+ *  JSON write body goes through this, so it jumps from quote to quote and builds a path only for a
+ *  duplicate. */
+export function scanJsonText(text: string): JsonTextScan {
   const out: string[] = []
+  const fractionalNumbers: NumberLiteralAt[] = []
   /** the keys and indexes leading to the value being read */
   const segments: (string | number)[] = []
   const pathOf = (key: string): string => {
@@ -144,7 +165,13 @@ export function duplicateJsonFields(text: string): string[] {
     } else if (ch === 0x22) {
       skipString()
     } else {
-      while (i < text.length && !',}] \t\r\n'.includes(text[i])) i++
+      const start = i
+      let fractional = false
+      for (let c = text.charCodeAt(i); i < text.length && c !== 0x2c && c !== 0x7d && c !== 0x5d && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09; c = text.charCodeAt(++i)) {
+        if (c === 0x2e /* . */ || c === 0x65 /* e */ || c === 0x45 /* E */) fractional = true
+      }
+      // true and false hold an e; a number starts with a digit or a minus
+      if (fractional && (ch === 0x2d || (ch >= 0x30 && ch <= 0x39))) fractionalNumbers.push({segments: [...segments], literal: text.slice(start, i)})
     }
   }
   try {
@@ -152,7 +179,7 @@ export function duplicateJsonFields(text: string): string[] {
   } catch {
     // malformed JSON is reported by the decoder
   }
-  return out
+  return {duplicates: out, fractionalNumbers}
 }
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore'

@@ -12,6 +12,7 @@
 // from the root (`ContainerPort.spec.template.spec.containers.ports.containerPort`): map keys and list
 // indexes are not part of it, and an embedded struct's fields count as the embedding struct's.
 import type {AnyObject, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
+import type {NumberLiteralAt} from './field-validation.js'
 import {quantityError, quantityErrors} from './quantity.js'
 import {scalarZero, structFields} from './typed-value.js'
 import {errors} from './status.js'
@@ -244,6 +245,38 @@ export function rfc3339Error(text: string): string | undefined {
 
 // ---------- the decoder ----------
 
+/** A number of the body as it was written (`1.0`), put in its place while the body is checked: Go's
+ *  decoder parses an integer field's literal with strconv.ParseInt, which refuses a fraction or an
+ *  exponent however whole the value. Elsewhere it stands for its value. */
+class WrittenNumber {
+  constructor(
+    readonly literal: string,
+    readonly value: number,
+  ) {}
+}
+
+/** Puts WrittenNumbers where the literals are; answers what puts the numbers back. */
+function markWrittenNumbers(body: AnyObject, literals: readonly NumberLiteralAt[]): () => void {
+  const marked: {holder: Record<string | number, unknown>; key: string | number; value: number}[] = []
+  for (const {segments, literal} of literals) {
+    let holder: unknown = body
+    for (let i = 0; i < segments.length - 1 && holder !== null && typeof holder === 'object'; i++) {
+      holder = (holder as Record<string | number, unknown>)[segments[i]!]
+    }
+    const key = segments[segments.length - 1]
+    if (key === undefined || holder === null || typeof holder !== 'object') continue
+    const slot = holder as Record<string | number, unknown>
+    const value = slot[key]
+    if (typeof value !== 'number') continue
+    slot[key] = new WrittenNumber(literal, value)
+    marked.push({holder: slot, key, value})
+  }
+  return () => {
+    for (const {holder, key, value} of marked) holder[key] = value
+  }
+}
+
+
 /** What the walk knows where it is, as encoding/json's errorContext, and the error it keeps. */
 interface DecodeState {
   pkg: string
@@ -285,6 +318,16 @@ function checkIntOrString(value: unknown, state: DecodeState): string | undefine
 /** Checks `value` against `schema`; answers a fatal error (decoding ends), or undefined. */
 function check(value: unknown, schema: Schema, state: DecodeState): string | undefined {
   if (value === null || value === undefined) return undefined
+  if (value instanceof WrittenNumber) {
+    const intOrString = schema.type === 'int-or-string' || (schema.type === 'string' && schema.format === 'int-or-string')
+    // IntOrString's UnmarshalJSON decodes the number into an int32; its error ends decoding
+    if (intOrString) return typeError(`number ${value.literal}`, 'int32', state)
+    if (schema.type === 'integer') {
+      if (state.saved === undefined) state.saved = typeError(`number ${value.literal}`, schema.format, state)
+      return undefined
+    }
+    value = value.value
+  }
   switch (schema.type) {
     case 'string':
       if (schema.format === 'byte') {
@@ -297,7 +340,9 @@ function check(value: unknown, schema: Schema, state: DecodeState): string | und
           // a JSON array of numbers decodes into a []byte element by element
           for (const item of value) {
             if (item === null || item === undefined) continue
-            if (typeof item === 'number' || typeof item === 'bigint') {
+            if (item instanceof WrittenNumber) {
+              if (state.saved === undefined) state.saved = typeError(`number ${item.literal}`, 'uint8', state)
+            } else if (typeof item === 'number' || typeof item === 'bigint') {
               if (!inRange(item, [0, 255]) && state.saved === undefined) state.saved = typeError(`number ${String(item)}`, 'uint8', state)
             } else if (state.saved === undefined) {
               state.saved = typeError(jsonKind(item), 'uint8', state)
@@ -453,9 +498,19 @@ export function decodeFailure(body: AnyObject, declaration: DecodedKind, raw: Bu
 /** The kind a body is decoded into: its Go type's schema and name. */
 export type DecodedKind = Pick<KindDeclaration, 'group' | 'version' | 'kind'>
 
-/** Throws the 400 Kubernetes answers for a request body that does not decode into `kind`. */
-export function assertDecodes(body: AnyObject, schema: ObjectSchema, kind: DecodedKind, raw: Buffer): void {
-  const problem = goDecodeError(body, schema, kind.version)
+/** Throws the 400 Kubernetes answers for a request body that does not decode into `kind`. For a JSON
+ *  body, `writtenNumbers` are its numbers written with a fraction or an exponent (scanJsonText). */
+export function assertDecodes(body: AnyObject, schema: ObjectSchema, kind: DecodedKind, raw: Buffer, writtenNumbers: readonly NumberLiteralAt[] = []): void {
+  let problem: string | undefined
+  if (writtenNumbers.length === 0) problem = goDecodeError(body, schema, kind.version)
+  else {
+    const restore = markWrittenNumbers(body, writtenNumbers)
+    try {
+      problem = goDecodeError(body, schema, kind.version)
+    } finally {
+      restore()
+    }
+  }
   if (problem) throw errors.badRequest(decodeFailure(body, kind, raw, problem))
 }
 

@@ -175,6 +175,36 @@ describe('bad input: values of the wrong type', () => {
     assert.equal((await api('GET', `${sts}/scaled`)).json.spec.replicas, 1)
   })
 
+  it('a JSON number written with a fraction or an exponent (1.0, 3e0) for an integer field is 400 naming the literal, as Go parses integers; a quantity, YAML and a merge patch take 1.0', async () => {
+    const sts = '/apis/apps/v1/namespaces/default/statefulsets'
+    const set = (name: string, replicas: string, extra = '') =>
+      `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"${name}"},"spec":{"replicas":${replicas},"serviceName":"s","selector":{"matchLabels":{"a":"b"}},` +
+      `"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i:1.25"${extra}}]}}}}`
+    const json = {'Content-Type': 'application/json'}
+    const whole = await api('POST', sts, set('literal-1-0', '1.0'), json)
+    assert.equal(whole.status, 400, whole.text)
+    assert.equal(whole.json.message, 'StatefulSet in version "v1" cannot be handled as a StatefulSet: json: cannot unmarshal number 1.0 into Go struct field StatefulSetSpec.spec.replicas of type int32')
+    const exponent = await api('POST', sts, set('literal-exp', '3e0'), json)
+    assert.equal(exponent.status, 400, exponent.text)
+    assert.match(exponent.json.message, /json: cannot unmarshal number 3e0 into Go struct field StatefulSetSpec\.spec\.replicas of type int32$/)
+    const port = await api('POST', sts, set('literal-port', '1', ',"ports":[{"containerPort":80.0}]'), json)
+    assert.equal(port.status, 400, port.text)
+    assert.match(port.json.message, /json: cannot unmarshal number 80\.0 into Go struct field ContainerPort\.spec\.template\.spec\.containers\.ports\.containerPort of type int32$/)
+    for (const name of ['literal-1-0', 'literal-exp', 'literal-port']) assert.equal((await api('GET', `${sts}/${name}`)).status, 404, `${name}: nothing stored`)
+
+    const quantity = await api('POST', sts, set('literal-quantity', '1', ',"resources":{"limits":{"cpu":1.5,"memory":1e9}}'), json)
+    assert.equal(quantity.status, 201, `a quantity reads its own text: ${quantity.text}`)
+    const yaml = await api('POST', sts, 'apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: literal-yaml}\nspec: {replicas: 1.0, serviceName: s, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}}\n', {'Content-Type': 'application/yaml'})
+    assert.equal(yaml.status, 201, `YAML numbers become JSON numbers first: ${yaml.text}`)
+    assert.equal(yaml.json.spec.replicas, 1)
+    const patched = await api('PATCH', `${sts}/literal-yaml`, '{"spec":{"replicas":2.0}}', {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(patched.status, 200, `a merge patch is applied to a decoded document: ${patched.text}`)
+    assert.equal(patched.json.spec.replicas, 2)
+    const scale = await api('PUT', `${sts}/literal-yaml/scale`, '{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"literal-yaml","namespace":"default"},"spec":{"replicas":4.0}}', json)
+    assert.equal(scale.status, 400, scale.text)
+    assert.match(scale.json.message, /json: cannot unmarshal number 4\.0 into Go struct field ScaleSpec\.spec\.replicas of type int32$/)
+  })
+
   it("a body without kind or apiVersion is named by the endpoint's (the serializer's defaults), as Kubernetes names it", async () => {
     const result = await api('POST', configmaps, {metadata: {name: 'untyped'}, data: {k: 5}})
     assert.equal(result.status, 400)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
-import {duplicateJsonFields} from '../../src/machinery/field-validation.js'
+import {duplicateJsonFields, scanJsonText} from '../../src/machinery/field-validation.js'
 
 describe('duplicateJsonFields (fieldValidation Warn/Strict: "duplicate field")', () => {
   it('names each key that appears twice in one object, with its path', () => {
@@ -30,5 +30,21 @@ describe('duplicateJsonFields (fieldValidation Warn/Strict: "duplicate field")',
   it('malformed JSON reports what it read before the fault and never throws', () => {
     assert.deepEqual(duplicateJsonFields('{"a":1,"a":2,"b":"unterminated'), ['a'])
     assert.deepEqual(duplicateJsonFields('{"a":'), [])
+  })
+})
+
+describe('scanJsonText: numbers as they were written', () => {
+  it('finds each number written with a fraction or an exponent, with the keys and indexes leading to it; not true, false, strings or whole numbers', () => {
+    const scan = scanJsonText('{"spec":{"replicas":1.0,"ports":[{"p":80},{"p":8e1}],"t":true,"f":false,"s":"1.0","n":-2.50E+1,"i":-3}}')
+    assert.deepEqual(scan.fractionalNumbers, [
+      {segments: ['spec', 'replicas'], literal: '1.0'},
+      {segments: ['spec', 'ports', 1, 'p'], literal: '8e1'},
+      {segments: ['spec', 'n'], literal: '-2.50E+1'},
+    ])
+    assert.deepEqual(scan.duplicates, [])
+    assert.deepEqual(scanJsonText('[1.5, {"a": [2.0 ]}]').fractionalNumbers, [
+      {segments: [0], literal: '1.5'},
+      {segments: [1, 'a', 0], literal: '2.0'},
+    ])
   })
 })
