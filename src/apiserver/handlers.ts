@@ -1,10 +1,11 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {pod, podBinding, podEviction} from '../api/core/pod.js'
+import {deleteOptions as deleteOptionsSchema} from '../api/meta.js'
 import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {fieldProblems, scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
-import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
+import {applyJsonPatch, applyMergePatch, jsonPatchNumbers} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
 import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
@@ -76,14 +77,16 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
 
 const INT64_MAX = 2n ** 63n - 1n
 
-/** A body in JSON: its Content-Type says so, or it has none (JSON is the default). */
+/** A body in JSON: its Content-Type says so, or names no media type (JSON is the default). */
 function isJsonBody(contentType: string | undefined): boolean {
-  return !contentType || mediaTypeOf(contentType) === JSON_TYPE
+  return (mediaTypeOf(contentType) || JSON_TYPE) === JSON_TYPE
 }
 
-/** A JSON body's numbers written with a fraction or an exponent (none for other encodings). */
+/** The numbers of a body in JSON text (a JSON body, a merge patch, a JSON patch) whose text JSON.parse
+ *  does not keep (none for other encodings). */
 function writtenNumbers(raw: Buffer, contentType: string | undefined): NumberLiteralAt[] {
-  return isJsonBody(contentType) ? scanJsonText(raw.toString('utf8')).fractionalNumbers : []
+  const type = mediaTypeOf(contentType) || JSON_TYPE
+  return type === JSON_TYPE || type === MERGE_PATCH || type === JSON_PATCH ? scanJsonText(raw.toString('utf8')).numberLiterals : []
 }
 
 function dryRunParam(query: URLSearchParams): boolean {
@@ -314,7 +317,9 @@ export class ResourceHandler {
             headers: warningHeaders(),
             declaration,
           })
-    const dryRun = dryRunParam(query)
+    const deleting = verb === 'delete' || verb === 'deletecollection'
+    // a delete's dryRun is one of its DeleteOptions, validated with the others below
+    const dryRun = deleting ? false : dryRunParam(query)
     const fieldManager = fieldManagerOf(query, request)
     const warnings: string[] = []
     // a refused write still carries the warnings gathered before the refusal, as in Kubernetes
@@ -322,6 +327,8 @@ export class ResourceHandler {
     annotated[WARNINGS] = warnings
     const context = this.context(info, user, audit, warnings, fieldManager)
     const validation = fieldValidationParam(query)
+    /** the numbers of a merge or JSON patch as written, where the patched object has them */
+    let patchNumbers: NumberLiteralAt[] = []
     /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
     const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers, kind = declaration) => {
       const raw = await readBody(request)
@@ -333,7 +340,9 @@ export class ResourceHandler {
       // what JSON.parse does not tell: duplicate keys, and numbers such as 1.0 for an integer field
       const scan = isJsonBody(contentType) ? scanJsonText(raw.toString('utf8')) : undefined
       // values of the wrong type are refused as Go's decoder refuses them (a patch: its result, below)
-      if (isObject && !isPatch) assertDecodes(decoded as AnyObject, kind.schema, kind, raw, scan?.fractionalNumbers)
+      if (isObject && !isPatch) assertDecodes(decoded as AnyObject, kind.schema, kind, raw, scan?.numberLiterals)
+      // a merge patch's numbers are checked as written in the patched object (they keep their text there)
+      else if (isPatch && mediaTypeOf(contentType) === MERGE_PATCH) patchNumbers = writtenNumbers(raw, contentType)
       const unknown = !isObject
         ? []
         : isPatch
@@ -379,8 +388,14 @@ export class ResourceHandler {
       const decoder = decoders.get(contentType)
       if (!decoder) throw errors.unsupportedMediaType(contentType, [...decoders.keys()])
       const asSet: SerializerSet = {all: [decoder], byMediaType: () => decoder}
-      const patch =
-        contentType === JSON_PATCH ? decodeBody(await readBody(request), contentType, asSet) : await decodeChecked(contentType, asSet)
+      let patch: unknown
+      if (contentType === JSON_PATCH) {
+        const raw = await readBody(request)
+        patch = decodeBody(raw, contentType, asSet)
+        patchNumbers = jsonPatchNumbers(patch, writtenNumbers(raw, contentType))
+      } else {
+        patch = await decodeChecked(contentType, asSet)
+      }
       const applier = this.patchAppliers.get(contentType)
       if (applier) {
         const {object, created} = await applier({registry, info, patch, query, dryRun, context})
@@ -396,20 +411,29 @@ export class ResourceHandler {
         return reply(created ? 201 : 200, object)
       }
       if (query.has('force')) throw errors.badRequest('force may only be used with apply patches (application/apply-patch+yaml)')
-      const object = await this.patch(registry, info, contentType, patch, {dryRun, context, fieldManager})
+      const object = await this.patch(registry, info, contentType, patch, {dryRun, context, fieldManager}, patchNumbers)
       return reply(200, object)
     }
     if (verb === 'delete' || verb === 'deletecollection') {
       const raw = await readBody(request)
       const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration)) : {}
       checkDeleteOptionsType(body)
+      if (raw.length > 0) assertDecodes(body, deleteOptionsSchema, {group: '', version: 'v1', kind: 'DeleteOptions'}, raw, writtenNumbers(raw, request.headers['content-type']))
+      // the body's dryRun, else the query's (as the other options, the query is read where the body is silent)
+      const queryDryRun = query.getAll('dryRun')
+      const dryRunValues = Array.isArray(body.dryRun) || queryDryRun.length === 0 ? body.dryRun : queryDryRun
       const options = deleteOptionsOf(
         body,
-        {dryRun, gracePeriodSeconds: intParam(query, 'gracePeriodSeconds'), propagationPolicy: query.get('propagationPolicy') ?? undefined, orphanDependents: boolParam(query, 'orphanDependents')},
+        {
+          dryRun: !Array.isArray(body.dryRun) && queryDryRun.length > 0,
+          gracePeriodSeconds: intParam(query, 'gracePeriodSeconds'),
+          propagationPolicy: query.get('propagationPolicy') ?? undefined,
+          orphanDependents: boolParam(query, 'orphanDependents'),
+        },
         context,
       )
       // once over the options as the handler read them, so one 422 names every problem
-      validateDeleteOptions({dryRun: body.dryRun, propagationPolicy: options.propagationPolicy, orphanDependents: options.orphanDependents})
+      validateDeleteOptions({dryRun: dryRunValues, propagationPolicy: options.propagationPolicy, orphanDependents: options.orphanDependents})
       if (verb === 'deletecollection') {
         const status = await registry.deleteCollection(
           info.namespace,
@@ -470,6 +494,9 @@ export class ResourceHandler {
     if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
       assertDecodes(body as AnyObject, scaleSchema, {group: 'autoscaling', version: 'v1', kind: 'Scale'}, raw, writtenNumbers(raw, request.headers['content-type']))
     }
+    // a merge or JSON patch's numbers keep their text in the patched Scale (a strategic one's do not)
+    const patchNumbers =
+      contentType === JSON_PATCH ? jsonPatchNumbers(body, writtenNumbers(raw, contentType)) : contentType === MERGE_PATCH ? writtenNumbers(raw, contentType) : []
     const updated = await registry.guaranteedUpdate(
       info.namespace,
       info.name,
@@ -486,7 +513,7 @@ export class ResourceHandler {
           // merge-style patches of a Scale touch spec.replicas only
           wanted = assertBodyObject(applyMergePatch(scale, body))
         }
-        if (verb === 'patch') assertPatchedDecodes(wanted, scaleSchema, 'v1')
+        if (verb === 'patch') assertPatchedDecodes(wanted, scaleSchema, 'v1', patchNumbers)
         const replicas = replicasFromScale(wanted, info.name)
         return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', {
           ...options,
@@ -506,6 +533,7 @@ export class ResourceHandler {
     contentType: string,
     patch: unknown,
     options: {dryRun: boolean; context: RequestContext; fieldManager?: string},
+    patchNumbers: readonly NumberLiteralAt[] = [],
   ): Promise<AnyObject> {
     if ((contentType === MERGE_PATCH || contentType === STRATEGIC_PATCH) && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) {
       throw errors.badRequest('the merge patch must be a JSON object')
@@ -531,7 +559,7 @@ export class ResourceHandler {
           throw errors.staleResourceVersion(registry.groupResource, info.name)
         }
         registry.checkTypeMeta(patched)
-        assertPatchedDecodes(patched, registry.declaration.schema, registry.declaration.version)
+        assertPatchedDecodes(patched, registry.declaration.schema, registry.declaration.version, patchNumbers)
         // what the schema does not know is dropped, as decoding into a typed object does (the body's
         // unknown fields were already warned about, or refused under Strict)
         pruneUnknownFields(patched, registry.declaration.schema)

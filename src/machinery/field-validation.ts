@@ -57,8 +57,9 @@ export function pruneUnknownFields(object: unknown, schema: ObjectSchema): strin
   return out
 }
 
-/** A number written with a fraction or an exponent (`1.0`, `1e3`): JSON.parse makes 1 and 1000 of
- *  them, while Go's decoder refuses such a literal for an integer field. */
+/** A number whose text JSON.parse does not keep: one written with a fraction or an exponent (`1.0`,
+ *  `1e3`: JSON.parse makes 1 and 1000 of them, while Go's decoder refuses such a text for an integer
+ *  field), or one of more than 15 characters (JSON.parse may round it: Go's errors quote the text). */
 export interface NumberLiteralAt {
   /** the keys and indexes leading to it */
   segments: (string | number)[]
@@ -68,9 +69,13 @@ export interface NumberLiteralAt {
 export interface JsonTextScan {
   /** paths of keys that appear twice in one object */
   duplicates: string[]
-  /** numbers written with a fraction or an exponent, in document order */
-  fractionalNumbers: NumberLiteralAt[]
+  /** numbers whose text JSON.parse does not keep, in document order (the first MAX_NUMBER_LITERALS) */
+  numberLiterals: NumberLiteralAt[]
 }
+
+/** A body of floats in a free-form field could hold a million of them; past this many, the rest are
+ *  not recorded (an integer field written 1.0 after them is then taken as 1). */
+export const MAX_NUMBER_LITERALS = 10_000
 
 /** Paths of keys that appear twice in one JSON object (JSON.parse keeps the last silently). */
 export function duplicateJsonFields(text: string): string[] {
@@ -82,7 +87,7 @@ export function duplicateJsonFields(text: string): string[] {
  *  duplicate. */
 export function scanJsonText(text: string): JsonTextScan {
   const out: string[] = []
-  const fractionalNumbers: NumberLiteralAt[] = []
+  const numberLiterals: NumberLiteralAt[] = []
   /** the keys and indexes leading to the value being read */
   const segments: (string | number)[] = []
   const pathOf = (key: string): string => {
@@ -171,7 +176,10 @@ export function scanJsonText(text: string): JsonTextScan {
         if (c === 0x2e /* . */ || c === 0x65 /* e */ || c === 0x45 /* E */) fractional = true
       }
       // true and false hold an e; a number starts with a digit or a minus
-      if (fractional && (ch === 0x2d || (ch >= 0x30 && ch <= 0x39))) fractionalNumbers.push({segments: [...segments], literal: text.slice(start, i)})
+      const isNumber = ch === 0x2d || (ch >= 0x30 && ch <= 0x39)
+      if (isNumber && (fractional || i - start > 15) && numberLiterals.length < MAX_NUMBER_LITERALS) {
+        numberLiterals.push({segments: [...segments], literal: text.slice(start, i)})
+      }
     }
   }
   try {
@@ -179,7 +187,7 @@ export function scanJsonText(text: string): JsonTextScan {
   } catch {
     // malformed JSON is reported by the decoder
   }
-  return {duplicates: out, fractionalNumbers}
+  return {duplicates: out, numberLiterals}
 }
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore'

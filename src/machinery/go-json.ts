@@ -246,8 +246,8 @@ export function rfc3339Error(text: string): string | undefined {
 // ---------- the decoder ----------
 
 /** A number of the body as it was written (`1.0`), put in its place while the body is checked: Go's
- *  decoder parses an integer field's literal with strconv.ParseInt, which refuses a fraction or an
- *  exponent however whole the value. Elsewhere it stands for its value. */
+ *  decoder parses an integer field's text with strconv.ParseInt, which refuses a fraction or an
+ *  exponent however whole the value, and its errors quote the text. Elsewhere it stands for its value. */
 class WrittenNumber {
   constructor(
     readonly literal: string,
@@ -255,26 +255,52 @@ class WrittenNumber {
   ) {}
 }
 
-/** Puts WrittenNumbers where the literals are; answers what puts the numbers back. */
-function markWrittenNumbers(body: AnyObject, literals: readonly NumberLiteralAt[]): () => void {
-  const marked: {holder: Record<string | number, unknown>; key: string | number; value: number}[] = []
+/** The container that holds `key`, when it is its own property of the right kind: an array's index or
+ *  an object's key (a duplicate key may have left an array where the text had an object). */
+function ownSlot(holder: unknown, key: string | number): Record<string | number, unknown> | undefined {
+  if (Array.isArray(holder)) {
+    const index = typeof key === 'number' ? key : /^(0|[1-9]\d*)$/.test(key) ? Number(key) : -1
+    return index >= 0 && index < holder.length ? (holder as unknown as Record<number, unknown>) : undefined
+  }
+  if (holder === null || typeof holder !== 'object' || typeof key !== 'string') return undefined
+  return Object.prototype.hasOwnProperty.call(holder, key) ? (holder as Record<string, unknown>) : undefined
+}
+
+/** Puts WrittenNumbers where the texts are, where the value found there is still the text's number
+ *  (a later duplicate key or patch operation may have put another there); answers what puts the
+ *  numbers back. */
+function markWrittenNumbers(body: AnyObject, literals: readonly NumberLiteralAt[], marked: {holder: Record<string | number, unknown>; key: string | number; value: number}[]): void {
   for (const {segments, literal} of literals) {
     let holder: unknown = body
-    for (let i = 0; i < segments.length - 1 && holder !== null && typeof holder === 'object'; i++) {
-      holder = (holder as Record<string | number, unknown>)[segments[i]!]
+    let slot: Record<string | number, unknown> | undefined
+    for (const segment of segments) {
+      slot = ownSlot(holder, segment)
+      if (slot === undefined) break
+      holder = slot[segment]
     }
     const key = segments[segments.length - 1]
-    if (key === undefined || holder === null || typeof holder !== 'object') continue
-    const slot = holder as Record<string | number, unknown>
+    if (slot === undefined || key === undefined) continue
     const value = slot[key]
-    if (typeof value !== 'number') continue
+    if (typeof value !== 'number' || !(value === Number(literal) || (Number.isNaN(value) && Number.isNaN(Number(literal))))) continue
     slot[key] = new WrittenNumber(literal, value)
     marked.push({holder: slot, key, value})
   }
-  return () => {
-    for (const {holder, key, value} of marked) holder[key] = value
+}
+
+/** goDecodeError with the numbers of `literals` seen as they were written. */
+function goDecodeErrorWritten(value: AnyObject, schema: ObjectSchema, pkg: string, literals: readonly NumberLiteralAt[]): string | undefined {
+  if (literals.length === 0) return goDecodeError(value, schema, pkg)
+  const marked: {holder: Record<string | number, unknown>; key: string | number; value: number}[] = []
+  try {
+    markWrittenNumbers(value, literals, marked)
+    return goDecodeError(value, schema, pkg)
+  } finally {
+    for (const {holder, key, value: number} of marked) holder[key] = number
   }
 }
+
+/** A text with a fraction or an exponent, which strconv.ParseInt refuses. */
+const notAnIntegerText = (literal: string) => /[.eE]/.test(literal)
 
 
 /** What the walk knows where it is, as encoding/json's errorContext, and the error it keeps. */
@@ -320,10 +346,17 @@ function check(value: unknown, schema: Schema, state: DecodeState): string | und
   if (value === null || value === undefined) return undefined
   if (value instanceof WrittenNumber) {
     const intOrString = schema.type === 'int-or-string' || (schema.type === 'string' && schema.format === 'int-or-string')
-    // IntOrString's UnmarshalJSON decodes the number into an int32; its error ends decoding
-    if (intOrString) return typeError(`number ${value.literal}`, 'int32', state)
-    if (schema.type === 'integer') {
-      if (state.saved === undefined) state.saved = typeError(`number ${value.literal}`, schema.format, state)
+    if (intOrString || schema.type === 'integer') {
+      const format = intOrString ? 'int32' : (schema as {format: 'int32' | 'int64'}).format
+      if (notAnIntegerText(value.literal) || !inRange(value.value, INT_RANGES[format])) {
+        const error = typeError(`number ${value.literal}`, format, state)
+        // IntOrString's UnmarshalJSON decodes the number into an int32; its error ends decoding
+        if (intOrString) return error
+        state.saved ??= error
+        return undefined
+      }
+    } else if (schema.type === 'number' && !Number.isFinite(value.value)) {
+      state.saved ??= typeError(`number ${value.literal}`, 'float64', state)
       return undefined
     }
     value = value.value
@@ -341,7 +374,7 @@ function check(value: unknown, schema: Schema, state: DecodeState): string | und
           for (const item of value) {
             if (item === null || item === undefined) continue
             if (item instanceof WrittenNumber) {
-              if (state.saved === undefined) state.saved = typeError(`number ${item.literal}`, 'uint8', state)
+              if (notAnIntegerText(item.literal) || !inRange(item.value, [0, 255])) state.saved ??= typeError(`number ${item.literal}`, 'uint8', state)
             } else if (typeof item === 'number' || typeof item === 'bigint') {
               if (!inRange(item, [0, 255]) && state.saved === undefined) state.saved = typeError(`number ${String(item)}`, 'uint8', state)
             } else if (state.saved === undefined) {
@@ -501,23 +534,14 @@ export type DecodedKind = Pick<KindDeclaration, 'group' | 'version' | 'kind'>
 /** Throws the 400 Kubernetes answers for a request body that does not decode into `kind`. For a JSON
  *  body, `writtenNumbers` are its numbers written with a fraction or an exponent (scanJsonText). */
 export function assertDecodes(body: AnyObject, schema: ObjectSchema, kind: DecodedKind, raw: Buffer, writtenNumbers: readonly NumberLiteralAt[] = []): void {
-  let problem: string | undefined
-  if (writtenNumbers.length === 0) problem = goDecodeError(body, schema, kind.version)
-  else {
-    const restore = markWrittenNumbers(body, writtenNumbers)
-    try {
-      problem = goDecodeError(body, schema, kind.version)
-    } finally {
-      restore()
-    }
-  }
+  const problem = goDecodeErrorWritten(body, schema, kind.version, writtenNumbers)
   if (problem) throw errors.badRequest(decodeFailure(body, kind, raw, problem))
 }
 
 /** Throws the 422 Kubernetes' patcher answers when the patched object does not decode: on field
  *  `patch`, the patched JSON as the value. */
-export function assertPatchedDecodes(patched: AnyObject, schema: ObjectSchema, pkg: string): void {
-  const problem = goDecodeError(patched, schema, pkg)
+export function assertPatchedDecodes(patched: AnyObject, schema: ObjectSchema, pkg: string, writtenNumbers: readonly NumberLiteralAt[] = []): void {
+  const problem = goDecodeErrorWritten(patched, schema, pkg, writtenNumbers)
   if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), message: problem}])
 }
 

@@ -1,5 +1,6 @@
 // JSON patch (RFC 6902) and JSON merge patch (RFC 7386) over plain objects.
 import jsonpatch from 'fast-json-patch'
+import type {NumberLiteralAt} from './field-validation.js'
 import {ApiError, errors} from './status.js'
 
 type Json = null | boolean | number | string | Json[] | {[key: string]: Json}
@@ -48,4 +49,38 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
         : (e.message ?? String(error)).split('\n')[0]
     throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: ${message}`)
   }
+}
+
+/** A JSON pointer's reference tokens. */
+function pointerTokens(pointer: string): string[] {
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
+}
+
+function startsWith(tokens: readonly (string | number)[], prefix: readonly string[]): boolean {
+  return prefix.length <= tokens.length && prefix.every((token, i) => String(tokens[i]) === token)
+}
+
+/** Where the numbers of a JSON patch's `add` and `replace` values land in the patched document: the
+ *  literal at [op index, "value", ...rest] goes to the op's path followed by rest. Left out, as their
+ *  place is not known before applying: appends (`-`), and a value that a later operation may have
+ *  moved, replaced or shifted (one whose path's parent is a prefix of the value's place). */
+export function jsonPatchNumbers(patch: unknown, literals: readonly NumberLiteralAt[]): NumberLiteralAt[] {
+  if (!Array.isArray(patch)) return []
+  const parents = patch.map((op) => (isPlainObject(op) && typeof op.path === 'string' && op.path.startsWith('/') ? pointerTokens(op.path).slice(0, -1) : []))
+  const out: NumberLiteralAt[] = []
+  for (const {segments, literal} of literals) {
+    const [index, field, ...rest] = segments
+    if (typeof index !== 'number' || field !== 'value') continue
+    const op = patch[index] as unknown
+    if (!isPlainObject(op) || (op.op !== 'add' && op.op !== 'replace') || typeof op.path !== 'string' || !op.path.startsWith('/')) continue
+    const target = [...pointerTokens(op.path), ...rest]
+    if (target.includes('-')) continue
+    const later = patch.slice(index + 1)
+    if (later.some((other, i) => !isPlainObject(other) || other.op === 'move' || other.op === 'copy' || startsWith(target, parents[index + 1 + i]!))) continue
+    out.push({segments: target, literal})
+  }
+  return out
 }

@@ -246,6 +246,21 @@ describe('API core: standard operations', () => {
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/both-wrong')).status, 200)
   })
 
+  it('ValidateDeleteOptions over the query too: ?dryRun=Bogus&propagationPolicy=Sideways is one 422 on DeleteOptions naming both', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', cm('query-wrong'))
+    for (const path of ['/api/v1/namespaces/default/configmaps/query-wrong', '/api/v1/namespaces/default/configmaps']) {
+      const result = await api('DELETE', `${path}?dryRun=Bogus&propagationPolicy=Sideways`)
+      assertStatus(result, 422, 'Invalid')
+      assert.equal(result.json.details.kind, 'DeleteOptions')
+      assert.deepEqual(result.json.details.causes.map((c: any) => c.field), ['propagationPolicy', 'dryRun'])
+      assert.match(result.json.message, /dryRun: Unsupported value: \["Bogus"\]: supported values: "All"/)
+    }
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/query-wrong')).status, 200)
+    const dry = await api('DELETE', '/api/v1/namespaces/default/configmaps/query-wrong?dryRun=All')
+    assert.equal(dry.status, 200, dry.text)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/query-wrong')).status, 200, 'a dry run deletes nothing')
+  })
+
   it('where the DeleteOptions body says how dependents go, the query is not read with it (no 422 for the pair)', async () => {
     await api('POST', '/api/v1/namespaces/default/configmaps', cm('body-wins'))
     const result = await api('DELETE', '/api/v1/namespaces/default/configmaps/body-wins?propagationPolicy=Background', {kind: 'DeleteOptions', apiVersion: 'v1', orphanDependents: false})

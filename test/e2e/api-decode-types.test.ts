@@ -175,7 +175,7 @@ describe('bad input: values of the wrong type', () => {
     assert.equal((await api('GET', `${sts}/scaled`)).json.spec.replicas, 1)
   })
 
-  it('a JSON number written with a fraction or an exponent (1.0, 3e0) for an integer field is 400 naming the literal, as Go parses integers; a quantity, YAML and a merge patch take 1.0', async () => {
+  it('a JSON number written with a fraction or an exponent (1.0, 3e0) for an integer field is 400 naming the literal, as Go parses integers; a quantity, YAML and a strategic merge patch take 1.0; a merge or JSON patch keeps the text, so its result is 422', async () => {
     const sts = '/apis/apps/v1/namespaces/default/statefulsets'
     const set = (name: string, replicas: string, extra = '') =>
       `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"${name}"},"spec":{"replicas":${replicas},"serviceName":"s","selector":{"matchLabels":{"a":"b"}},` +
@@ -197,12 +197,51 @@ describe('bad input: values of the wrong type', () => {
     const yaml = await api('POST', sts, 'apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: literal-yaml}\nspec: {replicas: 1.0, serviceName: s, selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}}\n', {'Content-Type': 'application/yaml'})
     assert.equal(yaml.status, 201, `YAML numbers become JSON numbers first: ${yaml.text}`)
     assert.equal(yaml.json.spec.replicas, 1)
-    const patched = await api('PATCH', `${sts}/literal-yaml`, '{"spec":{"replicas":2.0}}', {'Content-Type': 'application/merge-patch+json'})
-    assert.equal(patched.status, 200, `a merge patch is applied to a decoded document: ${patched.text}`)
-    assert.equal(patched.json.spec.replicas, 2)
+    const strategic = await api('PATCH', `${sts}/literal-yaml`, '{"spec":{"replicas":2.0}}', {'Content-Type': 'application/strategic-merge-patch+json'})
+    assert.equal(strategic.status, 200, `a strategic merge patch is applied to decoded maps: ${strategic.text}`)
+    assert.equal(strategic.json.spec.replicas, 2)
+    for (const [type, body] of [
+      ['application/merge-patch+json', '{"spec":{"replicas":3.0}}'],
+      ['application/json-patch+json', '[{"op":"replace","path":"/spec/replicas","value":3.0}]'],
+    ]) {
+      const patched = await api('PATCH', `${sts}/literal-yaml`, body, {'Content-Type': type!})
+      assert.equal(patched.status, 422, `${type}: ${patched.text}`)
+      assert.equal(patched.json.details.causes[0].field, 'patch')
+      assert.match(patched.json.details.causes[0].message, /: json: cannot unmarshal number 3\.0 into Go struct field StatefulSetSpec\.spec\.replicas of type int32$/)
+    }
+    const later = await api('PATCH', `${sts}/literal-yaml`, '[{"op":"replace","path":"/spec/replicas","value":3.0},{"op":"replace","path":"/spec/replicas","value":3}]', {'Content-Type': 'application/json-patch+json'})
+    assert.equal(later.status, 200, `a later operation's whole number is what the result holds: ${later.text}`)
+    assert.equal(later.json.spec.replicas, 3)
+    const scalePatch = await api('PATCH', `${sts}/literal-yaml/scale`, '{"spec":{"replicas":5.0}}', {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(scalePatch.status, 422, scalePatch.text)
+    assert.match(scalePatch.json.details.causes[0].message, /number 5\.0 into Go struct field ScaleSpec\.spec\.replicas of type int32$/)
     const scale = await api('PUT', `${sts}/literal-yaml/scale`, '{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"literal-yaml","namespace":"default"},"spec":{"replicas":4.0}}', json)
     assert.equal(scale.status, 400, scale.text)
     assert.match(scale.json.message, /json: cannot unmarshal number 4\.0 into Go struct field ScaleSpec\.spec\.replicas of type int32$/)
+  })
+
+  it('numbers JSON.parse would round or overflow are quoted as written; a duplicate key leaving another type where a number was written is the 400 of that type, not a 500', async () => {
+    const json = {'Content-Type': 'application/json'}
+    const lease = (spec: string) => `{"apiVersion":"coordination.orch.io/v1","kind":"Lease","metadata":{"name":"big-numbers"},"spec":${spec}}`
+    const big = await api('POST', '/apis/coordination.orch.io/v1/namespaces/default/leases', lease('{"leaseDurationSeconds":12345678901234567890}'), json)
+    assert.equal(big.status, 400, big.text)
+    assert.match(big.json.message, /json: cannot unmarshal number 12345678901234567890 into Go struct field LeaseSpec\.spec\.leaseDurationSeconds of type int32$/)
+    const duplicate = await api('POST', configmaps, '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup-number","finalizers":{"length":1.0},"finalizers":[]}}', json)
+    assert.equal(duplicate.status, 201, `the last of a duplicate key is what Go keeps too: ${duplicate.text}`)
+    const proto = await api('POST', configmaps, '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"proto-number","labels":{"__proto__":{"length":1.0}},"labels":{}}}', json)
+    assert.equal(proto.status, 201, proto.text)
+    assert.equal(([] as unknown[]).length, 0, 'Array.prototype untouched')
+  })
+
+  it('a DELETE body is decoded as DeleteOptions: a value of the wrong type, or 1.5 for gracePeriodSeconds, is 400 and deletes nothing', async () => {
+    assert.equal((await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'delete-typed'}})).status, 201)
+    const wrong = await api('DELETE', `${configmaps}/delete-typed`, {kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 'soon'})
+    assert.equal(wrong.status, 400, wrong.text)
+    assert.equal(wrong.json.message, 'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64')
+    const fraction = await api('DELETE', `${configmaps}/delete-typed`, '{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":1.5}', {'Content-Type': 'application/json'})
+    assert.equal(fraction.status, 400, fraction.text)
+    assert.match(fraction.json.message, /json: cannot unmarshal number 1\.5 into Go struct field DeleteOptions\.gracePeriodSeconds of type int64$/)
+    assert.equal((await api('GET', `${configmaps}/delete-typed`)).status, 200)
   })
 
   it("a body without kind or apiVersion is named by the endpoint's (the serializer's defaults), as Kubernetes names it", async () => {

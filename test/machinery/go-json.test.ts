@@ -4,8 +4,9 @@ import {statefulSet} from '../../src/api/apps/statefulset.js'
 import {configMap} from '../../src/api/core/configmap.js'
 import {lease} from '../../src/api/coordination/lease.js'
 import {pod} from '../../src/api/core/pod.js'
-import type {KindDeclaration} from '../../src/api/types.js'
-import {base64ErrorOffset, decodeFailure, goDecodeError, goNullsToZero, rfc3339Error, timeParseError} from '../../src/machinery/go-json.js'
+import type {AnyObject, KindDeclaration, ObjectSchema} from '../../src/api/types.js'
+import {scanJsonText} from '../../src/machinery/field-validation.js'
+import {assertDecodes, base64ErrorOffset, decodeFailure, goDecodeError, goNullsToZero, rfc3339Error, timeParseError} from '../../src/machinery/go-json.js'
 
 const sts = (containers: unknown[]) => ({spec: {template: {spec: {containers}}}})
 
@@ -179,5 +180,44 @@ describe("Go's decoding of a body into its kind", () => {
       decodeFailure({apiVersion: 'a/b/c'}, configMap, Buffer.from('apiVersion: a/b/c\n'), problem),
       'the object provided is unrecognized (must be of type ConfigMap): unexpected GroupVersion string: a/b/c (61706956657273696f6e3a20612f622f630a)',
     )
+  })
+})
+
+describe('numbers as they were written (assertDecodes with scanJsonText\'s numberLiterals)', () => {
+  const schema: ObjectSchema = {
+    type: 'object',
+    name: 'Sample',
+    fields: {
+      ratio: {type: 'number', proto: 1},
+      count: {type: 'integer', format: 'int32', proto: 2},
+      bytes: {type: 'string', format: 'byte', proto: 3},
+      port: {type: 'int-or-string', proto: 4},
+    },
+  }
+  const kind = {group: '', version: 'v1', kind: 'Sample'}
+  const problem = (text: string): string | undefined => {
+    const body = JSON.parse(text) as AnyObject
+    try {
+      assertDecodes(body, schema, kind, Buffer.from(text), scanJsonText(text).numberLiterals)
+      return undefined
+    } catch (error) {
+      return (error as Error).message.replace(/^Sample in version "v1" cannot be handled as a Sample: /, '')
+    }
+  }
+
+  it('an integer, an IntOrString or a byte written with a fraction or an exponent is refused quoting its text; a float takes any finite number', () => {
+    assert.equal(problem('{"count":2.0}'), 'json: cannot unmarshal number 2.0 into Go struct field Sample.count of type int32')
+    assert.equal(problem('{"port":8e1}'), 'json: cannot unmarshal number 8e1 into Go struct field Sample.port of type int32')
+    assert.equal(problem('{"bytes":[1,2.0]}'), 'json: cannot unmarshal number 2.0 into Go struct field Sample.bytes of type uint8')
+    assert.equal(problem('{"ratio":2.50,"count":2}'), undefined)
+    assert.equal(problem('{"ratio":1e400}'), 'json: cannot unmarshal number 1e400 into Go struct field Sample.ratio of type float64')
+    assert.equal(problem('{"count":12345678901234567890}'), 'json: cannot unmarshal number 12345678901234567890 into Go struct field Sample.count of type int32')
+  })
+
+  it('the body is given back as it was, numbers and all', () => {
+    const text = '{"ratio":2.5,"count":2.0}'
+    const body = JSON.parse(text) as AnyObject
+    assert.throws(() => assertDecodes(body, schema, kind, Buffer.from(text), scanJsonText(text).numberLiterals))
+    assert.deepEqual(body, {ratio: 2.5, count: 2})
   })
 })

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
-import {duplicateJsonFields, scanJsonText} from '../../src/machinery/field-validation.js'
+import {duplicateJsonFields, MAX_NUMBER_LITERALS, scanJsonText} from '../../src/machinery/field-validation.js'
+import {jsonPatchNumbers} from '../../src/machinery/patch.js'
 
 describe('duplicateJsonFields (fieldValidation Warn/Strict: "duplicate field")', () => {
   it('names each key that appears twice in one object, with its path', () => {
@@ -36,15 +37,42 @@ describe('duplicateJsonFields (fieldValidation Warn/Strict: "duplicate field")',
 describe('scanJsonText: numbers as they were written', () => {
   it('finds each number written with a fraction or an exponent, with the keys and indexes leading to it; not true, false, strings or whole numbers', () => {
     const scan = scanJsonText('{"spec":{"replicas":1.0,"ports":[{"p":80},{"p":8e1}],"t":true,"f":false,"s":"1.0","n":-2.50E+1,"i":-3}}')
-    assert.deepEqual(scan.fractionalNumbers, [
+    assert.deepEqual(scan.numberLiterals, [
       {segments: ['spec', 'replicas'], literal: '1.0'},
       {segments: ['spec', 'ports', 1, 'p'], literal: '8e1'},
       {segments: ['spec', 'n'], literal: '-2.50E+1'},
     ])
     assert.deepEqual(scan.duplicates, [])
-    assert.deepEqual(scanJsonText('[1.5, {"a": [2.0 ]}]').fractionalNumbers, [
+    assert.deepEqual(scanJsonText('[1.5, {"a": [2.0 ]}]').numberLiterals, [
       {segments: [0], literal: '1.5'},
       {segments: [1, 'a', 0], literal: '2.0'},
     ])
+  })
+})
+
+describe('jsonPatchNumbers: where a JSON patch value\'s number lands', () => {
+  const numbersOf = (patch: string) => jsonPatchNumbers(JSON.parse(patch), scanJsonText(patch).numberLiterals)
+
+  it('an add or replace value lands at the op\'s path (pointer escapes undone), followed by its own keys', () => {
+    assert.deepEqual(numbersOf('[{"op":"replace","path":"/spec/replicas","value":3.0},{"op":"add","path":"/metadata/a~1b","value":{"n":[1e0]}}]'), [
+      {segments: ['spec', 'replicas'], literal: '3.0'},
+      {segments: ['metadata', 'a/b', 'n', 0], literal: '1e0'},
+    ])
+  })
+
+  it('not when a later operation may have replaced, moved or shifted it, nor for appends or test values', () => {
+    assert.deepEqual(numbersOf('[{"op":"replace","path":"/spec/replicas","value":3.0},{"op":"replace","path":"/spec/replicas","value":3}]'), [])
+    assert.deepEqual(numbersOf('[{"op":"add","path":"/spec/ports/1","value":{"port":8.0}},{"op":"remove","path":"/spec/ports/0"}]'), [])
+    assert.deepEqual(numbersOf('[{"op":"replace","path":"/a","value":1.0},{"op":"move","from":"/b","path":"/c"}]'), [])
+    assert.deepEqual(numbersOf('[{"op":"add","path":"/spec/ports/-","value":{"port":8.0}}]'), [])
+    assert.deepEqual(numbersOf('[{"op":"test","path":"/spec/replicas","value":3.0}]'), [])
+  })
+})
+
+describe('scanJsonText: long numbers and the cap', () => {
+  it('records numbers of more than 15 characters (JSON.parse may round them), and at most MAX_NUMBER_LITERALS', () => {
+    assert.deepEqual(scanJsonText('{"a":123456789012345,"b":1234567890123456}').numberLiterals, [{segments: ['b'], literal: '1234567890123456'}])
+    const many = `[${Array.from({length: MAX_NUMBER_LITERALS + 5}, () => '0.5').join(',')}]`
+    assert.equal(scanJsonText(many).numberLiterals.length, MAX_NUMBER_LITERALS)
   })
 })
