@@ -3,10 +3,14 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {AnyObject, KindDeclaration} from '../api/types.js'
 import {gzipSync} from 'node:zlib'
 import {mediaTypeOf} from '../machinery/negotiation.js'
+import {scanJsonText, type NumberLiteralAt} from '../machinery/field-validation.js'
 import {errors} from '../machinery/status.js'
 import {JSON_TYPE, jsonSerializer, type Serializer, type SerializerSet} from './serializers.js'
 
 export {JSON_TYPE, YAML_TYPE, CBOR_TYPE} from './serializers.js'
+
+export const JSON_PATCH = 'application/json-patch+json'
+export const MERGE_PATCH = 'application/merge-patch+json'
 
 /** default request body limit, as Kubernetes' 3 MiB */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -113,4 +117,16 @@ export function acceptsGzip(request: IncomingMessage): boolean {
 function onlyWhiteSpace(body: Buffer): boolean {
   for (const byte of body) if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) return false
   return true
+}
+
+/** A body in JSON: its Content-Type says so, or names no media type (JSON is the default). */
+export function isJsonBody(contentType: string | undefined): boolean {
+  return (mediaTypeOf(contentType) || JSON_TYPE) === JSON_TYPE
+}
+
+/** The numbers of a body in JSON text (a JSON body, a merge patch, a JSON patch) whose text JSON.parse
+ *  does not keep (none for other encodings). */
+export function writtenNumbers(raw: Buffer, contentType: string | undefined): NumberLiteralAt[] {
+  const type = mediaTypeOf(contentType) || JSON_TYPE
+  return type === JSON_TYPE || type === MERGE_PATCH || type === JSON_PATCH ? scanJsonText(raw.toString('utf8')).numberLiterals : []
 }

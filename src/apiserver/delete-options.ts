@@ -1,7 +1,10 @@
 // DeleteOptions, as a DELETE or an eviction carries them: their kind, dryRun values, the propagation
 // policy (Kubernetes' ValidateDeleteOptions), and where each is read from (body or query).
 import type {AnyObject, FieldError, RequestContext} from '../api/types.js'
+import {deleteOptions as deleteOptionsSchema} from '../api/meta.js'
+import {assertDecodes} from '../machinery/go-json.js'
 import {errors} from '../machinery/status.js'
+import {writtenNumbers} from './codec.js'
 import type {DeleteOptions} from './registry.js'
 
 /** A delete's body is DeleteOptions (its kind may be left out): any other kind is 400, as Kubernetes'
@@ -37,16 +40,25 @@ export function validateDeleteOptions(options: {dryRun?: unknown; propagationPol
 
 /** What the query of a DELETE says, read only where the body does not. */
 export interface QueryDeleteOptions {
-  dryRun: boolean
+  /** the query's dryRun values */
+  dryRun: string[]
   gracePeriodSeconds?: number
   propagationPolicy?: string
   orphanDependents?: boolean
 }
 
-/** The registry's DeleteOptions from a body of DeleteOptions (possibly empty) and the query's. */
-export function deleteOptionsOf(body: AnyObject, query: QueryDeleteOptions, context: RequestContext): DeleteOptions {
-  const options = {
-    dryRun: query.dryRun || (Array.isArray(body.dryRun) && body.dryRun.length > 0),
+/**
+ * The registry's DeleteOptions from a DELETE's body (possibly empty: raw has no bytes) and query: the
+ * body is DeleteOptions, decoded as Go decodes it (400), and the options as read are validated once
+ * (ValidateDeleteOptions: one 422 naming every problem).
+ */
+export function readDeleteOptions(body: AnyObject, raw: Buffer, contentType: string | undefined, query: QueryDeleteOptions, context: RequestContext): DeleteOptions {
+  checkDeleteOptionsType(body)
+  if (raw.length > 0) assertDecodes(body, deleteOptionsSchema, {group: '', version: 'v1', kind: 'DeleteOptions'}, raw, writtenNumbers(raw, contentType))
+  // the body's dryRun, else the query's (as for the other options, the query is read where the body is silent)
+  const dryRun = Array.isArray(body.dryRun) || query.dryRun.length === 0 ? body.dryRun : query.dryRun
+  const options: DeleteOptions = {
+    dryRun: Array.isArray(dryRun) && dryRun.length > 0,
     context,
     preconditions: body.preconditions,
     gracePeriodSeconds: query.gracePeriodSeconds ?? body.gracePeriodSeconds,
@@ -56,5 +68,6 @@ export function deleteOptionsOf(body: AnyObject, query: QueryDeleteOptions, cont
       ? {propagationPolicy: body.propagationPolicy, orphanDependents: body.orphanDependents}
       : {propagationPolicy: query.propagationPolicy, orphanDependents: query.orphanDependents}),
   }
+  validateDeleteOptions({dryRun, propagationPolicy: options.propagationPolicy, orphanDependents: options.orphanDependents})
   return options
 }

@@ -1,7 +1,6 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {pod, podBinding, podEviction} from '../api/core/pod.js'
-import {deleteOptions as deleteOptionsSchema} from '../api/meta.js'
 import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {fieldProblems, scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
@@ -10,7 +9,7 @@ import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
 import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
-import {acceptsGzip, decodeBody, JSON_TYPE, readBody, send} from './codec.js'
+import {acceptsGzip, decodeBody, isJsonBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, readBody, send, writtenNumbers} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
@@ -22,11 +21,9 @@ import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 import type {RequestAuthorizer} from './authorize.js'
 import {assertDecodes, assertPatchedDecodes} from '../machinery/go-json.js'
-import {checkDeleteOptionsType, deleteOptionsOf, validateDeleteOptions} from './delete-options.js'
+import {readDeleteOptions} from './delete-options.js'
 import {bindPod, evictPod} from './pod-subresources.js'
 
-export const JSON_PATCH = 'application/json-patch+json'
-export const MERGE_PATCH = 'application/merge-patch+json'
 export const STRATEGIC_PATCH = 'application/strategic-merge-patch+json'
 export const APPLY_YAML = 'application/apply-patch+yaml'
 export const APPLY_CBOR = 'application/apply-patch+cbor'
@@ -76,18 +73,6 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
 }
 
 const INT64_MAX = 2n ** 63n - 1n
-
-/** A body in JSON: its Content-Type says so, or names no media type (JSON is the default). */
-function isJsonBody(contentType: string | undefined): boolean {
-  return (mediaTypeOf(contentType) || JSON_TYPE) === JSON_TYPE
-}
-
-/** The numbers of a body in JSON text (a JSON body, a merge patch, a JSON patch) whose text JSON.parse
- *  does not keep (none for other encodings). */
-function writtenNumbers(raw: Buffer, contentType: string | undefined): NumberLiteralAt[] {
-  const type = mediaTypeOf(contentType) || JSON_TYPE
-  return type === JSON_TYPE || type === MERGE_PATCH || type === JSON_PATCH ? scanJsonText(raw.toString('utf8')).numberLiterals : []
-}
 
 function dryRunParam(query: URLSearchParams): boolean {
   const values = query.getAll('dryRun')
@@ -317,9 +302,8 @@ export class ResourceHandler {
             headers: warningHeaders(),
             declaration,
           })
-    const deleting = verb === 'delete' || verb === 'deletecollection'
-    // a delete's dryRun is one of its DeleteOptions, validated with the others below
-    const dryRun = deleting ? false : dryRunParam(query)
+    // a delete's dryRun is one of its DeleteOptions, read and validated with the others
+    const dryRun = verb === 'delete' || verb === 'deletecollection' ? false : dryRunParam(query)
     const fieldManager = fieldManagerOf(query, request)
     const warnings: string[] = []
     // a refused write still carries the warnings gathered before the refusal, as in Kubernetes
@@ -417,23 +401,18 @@ export class ResourceHandler {
     if (verb === 'delete' || verb === 'deletecollection') {
       const raw = await readBody(request)
       const body = raw.length > 0 ? assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration)) : {}
-      checkDeleteOptionsType(body)
-      if (raw.length > 0) assertDecodes(body, deleteOptionsSchema, {group: '', version: 'v1', kind: 'DeleteOptions'}, raw, writtenNumbers(raw, request.headers['content-type']))
-      // the body's dryRun, else the query's (as the other options, the query is read where the body is silent)
-      const queryDryRun = query.getAll('dryRun')
-      const dryRunValues = Array.isArray(body.dryRun) || queryDryRun.length === 0 ? body.dryRun : queryDryRun
-      const options = deleteOptionsOf(
+      const options = readDeleteOptions(
         body,
+        raw,
+        request.headers['content-type'],
         {
-          dryRun: !Array.isArray(body.dryRun) && queryDryRun.length > 0,
+          dryRun: query.getAll('dryRun'),
           gracePeriodSeconds: intParam(query, 'gracePeriodSeconds'),
           propagationPolicy: query.get('propagationPolicy') ?? undefined,
           orphanDependents: boolParam(query, 'orphanDependents'),
         },
         context,
       )
-      // once over the options as the handler read them, so one 422 names every problem
-      validateDeleteOptions({dryRun: dryRunValues, propagationPolicy: options.propagationPolicy, orphanDependents: options.orphanDependents})
       if (verb === 'deletecollection') {
         const status = await registry.deleteCollection(
           info.namespace,
