@@ -23,6 +23,8 @@ export function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Prom
     request.resume()
     return Promise.reject(errors.tooLarge(`the request body is ${declared} bytes, over the limit of ${limit} bytes`))
   }
+  // a request already gone would never end
+  if (request.destroyed || request.readableEnded) return Promise.reject(errors.badRequest('the request body was already read or the request has ended'))
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0

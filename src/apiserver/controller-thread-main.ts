@@ -13,12 +13,14 @@ function send(message: ControllerThreadMessage): void {
   port.postMessage(message)
 }
 
-/** Log fields as the server's logger formats them; what cannot be cloned goes as its text. */
+/** Log fields that survive the trip to the server's thread and its logger's formatting: Errors as
+ *  they are (structured clone keeps them), plain data as its JSON, anything else as its text. */
 function cloneable(fields: LogFields): LogFields {
   const out: LogFields = {}
   for (const [key, value] of Object.entries(fields)) {
-    if (value instanceof Error) out[key] = value.message
-    else if (value === null || typeof value !== 'object') out[key] = typeof value === 'function' ? String(value) : value
+    if (value instanceof Error) out[key] = value
+    else if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') out[key] = String(value)
+    else if (value === null || typeof value !== 'object') out[key] = value
     else {
       try {
         out[key] = JSON.parse(JSON.stringify(value)) as unknown

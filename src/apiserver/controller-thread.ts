@@ -33,7 +33,7 @@ export function repeatLog(logger: Logger, message: Extract<ControllerThreadMessa
 
 /** Starts the controllers on their own thread; resolves once they have started (as startControllers
  *  does), rejects with the thread's error when they cannot. */
-export function startControllerThread(
+export async function startControllerThread(
   config: Omit<ClientConfig, 'namespace'>,
   names: readonly ControllerName[],
   logger: Logger,
@@ -50,7 +50,11 @@ export function startControllerThread(
   return new Promise((resolve, reject) => {
     let started = false
     const fail = (error: Error) => {
-      if (!started) return reject(error)
+      if (!started) {
+        // controllers that did start before the failure must not keep running in the thread
+        void worker.terminate()
+        return reject(error)
+      }
       if (stopping !== undefined) return
       // as when they ran on the server's thread: a controller that crashes ends the server
       logger.error('controllers crashed', {error: error.message})
@@ -67,6 +71,7 @@ export function startControllerThread(
       }
     })
     worker.on('error', fail)
+    worker.on('messageerror', (error) => logger.error('a message from the controllers could not be read', {error: error.message}))
     worker.once('exit', (code) => {
       if (!started) reject(new Error(`the controllers' thread ended (exit code ${code}) before they started`))
       else if (stopping === undefined) fail(new Error(`the controllers' thread ended (exit code ${code})`))
