@@ -164,7 +164,14 @@ describe('the garbage collector', () => {
     const owner = await ok('POST', cmPath(ns), configMap('owner'))
     await ok('POST', cmPath(ns), configMap('held', [refTo(owner, {blockOwnerDeletion: false})], ['example.com/hold']))
     await ok('DELETE', `${cmPath(ns)}/owner`, deleteOptions({propagationPolicy: 'Foreground'}))
-    const items = await waitUntil(cmPath(ns), (list) => !list.some((i) => i.metadata.name === 'owner'), 'the owner gone')
+    // the owner's finalizer and the dependent's deletion are two independent steps of the collector (in
+    // Kubernetes too), so either may be seen first: what matters is that the owner goes while the held
+    // dependent is still there
+    const items = await waitUntil(
+      cmPath(ns),
+      (list) => !list.some((i) => i.metadata.name === 'owner') && Boolean(list.find((i) => i.metadata.name === 'held')?.metadata.deletionTimestamp),
+      'the owner gone and the dependent deleted',
+    )
     const held = items.find((i) => i.metadata.name === 'held')
     assert.ok(held?.metadata.deletionTimestamp, 'the dependent was deleted (its finalizer holds it)')
     await ok('PATCH', `${cmPath(ns)}/held`, {metadata: {finalizers: null}}, MERGE)
