@@ -13,12 +13,13 @@ function send(message: ControllerThreadMessage): void {
   port.postMessage(message)
 }
 
-/** Log fields that survive the trip to the server's thread and its logger's formatting: Errors as
- *  they are (structured clone keeps them), plain data as its JSON, anything else as its text. */
+/** Log fields that survive the trip to the server's thread: an Error as its message (all the
+ *  server's logger prints of one; a clone could fail on its cause), plain data as its JSON, anything
+ *  else as its text. */
 function cloneable(fields: LogFields): LogFields {
   const out: LogFields = {}
   for (const [key, value] of Object.entries(fields)) {
-    if (value instanceof Error) out[key] = value
+    if (value instanceof Error) out[key] = value.message
     else if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') out[key] = String(value)
     else if (value === null || typeof value !== 'object') out[key] = value
     else {

@@ -55,8 +55,10 @@ export interface QueryDeleteOptions {
 export function readDeleteOptions(body: AnyObject, raw: Buffer, contentType: string | undefined, query: QueryDeleteOptions, context: RequestContext): DeleteOptions {
   checkDeleteOptionsType(body)
   if (raw.length > 0) assertDecodes(body, deleteOptionsSchema, {group: '', version: 'v1', kind: 'DeleteOptions'}, raw, writtenNumbers(raw, contentType))
-  // the body's dryRun, else the query's (as for the other options, the query is read where the body is silent)
-  const dryRun = Array.isArray(body.dryRun) || query.dryRun.length === 0 ? body.dryRun : query.dryRun
+  // the body's dryRun, else the query's (as for the other options, the query is read where the body is
+  // silent; an empty list says nothing, as Go cannot tell it from an absent one)
+  const bodySays = Array.isArray(body.dryRun) && body.dryRun.length > 0
+  const dryRun = bodySays || query.dryRun.length === 0 ? body.dryRun : query.dryRun
   const options: DeleteOptions = {
     dryRun: Array.isArray(dryRun) && dryRun.length > 0,
     context,

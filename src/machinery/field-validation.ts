@@ -73,9 +73,11 @@ export interface JsonTextScan {
   numberLiterals: NumberLiteralAt[]
 }
 
-/** A body of floats in a free-form field could hold a million of them; past this many, the rest are
- *  not recorded (an integer field written 1.0 after them is then taken as 1). */
+/** A body of floats in a free-form field could hold a million of them, and each is recorded with its
+ *  path: past this many numbers, or this many path segments in all, the rest are not recorded (an
+ *  integer field written 1.0 after them is then taken as 1). */
 export const MAX_NUMBER_LITERALS = 10_000
+const MAX_RECORDED_SEGMENTS = 200_000
 
 /** Paths of keys that appear twice in one JSON object (JSON.parse keeps the last silently). */
 export function duplicateJsonFields(text: string): string[] {
@@ -88,6 +90,7 @@ export function duplicateJsonFields(text: string): string[] {
 export function scanJsonText(text: string): JsonTextScan {
   const out: string[] = []
   const numberLiterals: NumberLiteralAt[] = []
+  let recordedSegments = 0
   /** the keys and indexes leading to the value being read */
   const segments: (string | number)[] = []
   const pathOf = (key: string): string => {
@@ -177,7 +180,8 @@ export function scanJsonText(text: string): JsonTextScan {
       }
       // true and false hold an e; a number starts with a digit or a minus
       const isNumber = ch === 0x2d || (ch >= 0x30 && ch <= 0x39)
-      if (isNumber && (fractional || i - start > 15) && numberLiterals.length < MAX_NUMBER_LITERALS) {
+      if (isNumber && (fractional || i - start > 15) && numberLiterals.length < MAX_NUMBER_LITERALS && recordedSegments + segments.length <= MAX_RECORDED_SEGMENTS) {
+        recordedSegments += segments.length
         numberLiterals.push({segments: [...segments], literal: text.slice(start, i)})
       }
     }

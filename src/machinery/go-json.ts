@@ -267,8 +267,8 @@ function ownSlot(holder: unknown, key: string | number): Record<string | number,
 }
 
 /** Puts WrittenNumbers where the texts are, where the value found there is still the text's number
- *  (a later duplicate key or patch operation may have put another there); answers what puts the
- *  numbers back. */
+ *  (a later duplicate key or patch operation may have put another there), and lists them in `marked`
+ *  for goDecodeErrorWritten to put the numbers back. */
 function markWrittenNumbers(body: AnyObject, literals: readonly NumberLiteralAt[], marked: {holder: Record<string | number, unknown>; key: string | number; value: number}[]): void {
   for (const {segments, literal} of literals) {
     let holder: unknown = body
@@ -532,7 +532,7 @@ export function decodeFailure(body: AnyObject, declaration: DecodedKind, raw: Bu
 export type DecodedKind = Pick<KindDeclaration, 'group' | 'version' | 'kind'>
 
 /** Throws the 400 Kubernetes answers for a request body that does not decode into `kind`. For a JSON
- *  body, `writtenNumbers` are its numbers written with a fraction or an exponent (scanJsonText). */
+ *  body, `writtenNumbers` are its numbers whose text JSON.parse does not keep (scanJsonText). */
 export function assertDecodes(body: AnyObject, schema: ObjectSchema, kind: DecodedKind, raw: Buffer, writtenNumbers: readonly NumberLiteralAt[] = []): void {
   const problem = goDecodeErrorWritten(body, schema, kind.version, writtenNumbers)
   if (problem) throw errors.badRequest(decodeFailure(body, kind, raw, problem))

@@ -20,9 +20,15 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   return result
 }
 
+/** Kubernetes' limit on the operations of one JSON patch (413 past it). */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000
+
 /** RFC 6902. A malformed patch is 400; an operation that cannot apply (missing path, failed test) is 422. */
 export function applyJsonPatch(document: unknown, patch: unknown): unknown {
   if (!Array.isArray(patch)) throw errors.badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch')
+  if (patch.length > MAX_JSON_PATCH_OPERATIONS) {
+    throw errors.tooLarge(`The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${patch.length}`)
+  }
   for (const [index, op] of patch.entries()) {
     if (!isPlainObject(op) || typeof op.op !== 'string' || typeof op.path !== 'string') {
       throw errors.badRequest(`invalid JSON patch operation at index ${index}: each operation needs "op" and "path"`)
@@ -59,28 +65,57 @@ function pointerTokens(pointer: string): string[] {
     .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
 }
 
-function startsWith(tokens: readonly (string | number)[], prefix: readonly string[]): boolean {
-  return prefix.length <= tokens.length && prefix.every((token, i) => String(tokens[i]) === token)
-}
+/** The text of a path's first `length` tokens, as a Set key. */
+const prefixKey = (tokens: readonly (string | number)[], length: number) => JSON.stringify(tokens.slice(0, length).map(String))
 
 /** Where the numbers of a JSON patch's `add` and `replace` values land in the patched document: the
  *  literal at [op index, "value", ...rest] goes to the op's path followed by rest. Left out, as their
- *  place is not known before applying: appends (`-`), and a value that a later operation may have
- *  moved, replaced or shifted (one whose path's parent is a prefix of the value's place). */
+ *  place is not known before applying: appends (`-`), and a value that a later operation replaces or
+ *  removes (its path is the value's place or above it), shifts (an add or remove in an array above it)
+ *  or may carry off (a move). One pass from the last operation back. */
 export function jsonPatchNumbers(patch: unknown, literals: readonly NumberLiteralAt[]): NumberLiteralAt[] {
-  if (!Array.isArray(patch)) return []
-  const parents = patch.map((op) => (isPlainObject(op) && typeof op.path === 'string' && op.path.startsWith('/') ? pointerTokens(op.path).slice(0, -1) : []))
-  const out: NumberLiteralAt[] = []
+  if (!Array.isArray(patch) || literals.length === 0) return []
+  const byOp = new Map<number, {rest: (string | number)[]; literal: string}[]>()
   for (const {segments, literal} of literals) {
     const [index, field, ...rest] = segments
     if (typeof index !== 'number' || field !== 'value') continue
-    const op = patch[index] as unknown
-    if (!isPlainObject(op) || (op.op !== 'add' && op.op !== 'replace') || typeof op.path !== 'string' || !op.path.startsWith('/')) continue
-    const target = [...pointerTokens(op.path), ...rest]
-    if (target.includes('-')) continue
-    const later = patch.slice(index + 1)
-    if (later.some((other, i) => !isPlainObject(other) || other.op === 'move' || other.op === 'copy' || startsWith(target, parents[index + 1 + i]!))) continue
-    out.push({segments: target, literal})
+    const list = byOp.get(index) ?? []
+    list.push({rest, literal})
+    byOp.set(index, list)
   }
-  return out
+  /** paths later operations write or remove at */
+  const written = new Set<string>()
+  /** arrays later operations insert into or remove from */
+  const shifted = new Set<string>()
+  let laterMove = false
+  const out: NumberLiteralAt[] = []
+  for (let index = patch.length - 1; index >= 0; index--) {
+    const op = patch[index] as unknown
+    const valid = isPlainObject(op) && typeof op.path === 'string' && op.path.startsWith('/')
+    const own = byOp.get(index)
+    if (own && valid && !laterMove && (op.op === 'add' || op.op === 'replace')) {
+      const path = pointerTokens(op.path as string)
+      for (const {rest, literal} of own) {
+        const target = [...path, ...rest]
+        if (target.includes('-')) continue
+        let touched = false
+        for (let length = 0; length <= target.length && !touched; length++) {
+          const key = prefixKey(target, length)
+          touched = written.has(key) || (length < target.length && shifted.has(key))
+        }
+        if (!touched) out.push({segments: target, literal})
+      }
+    }
+    if (!valid) {
+      laterMove = true
+      continue
+    }
+    if (op.op === 'move') laterMove = true
+    if (op.op === 'test') continue
+    const tokens = pointerTokens(op.path as string)
+    written.add(prefixKey(tokens, tokens.length))
+    const last = tokens[tokens.length - 1]
+    if ((op.op === 'add' || op.op === 'remove' || op.op === 'copy') && last !== undefined && /^(-|0|[1-9]\d*)$/.test(last)) shifted.add(prefixKey(tokens, tokens.length - 1))
+  }
+  return out.reverse()
 }

@@ -259,6 +259,9 @@ describe('API core: standard operations', () => {
     const dry = await api('DELETE', '/api/v1/namespaces/default/configmaps/query-wrong?dryRun=All')
     assert.equal(dry.status, 200, dry.text)
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/query-wrong')).status, 200, 'a dry run deletes nothing')
+    const emptyBodyList = await api('DELETE', '/api/v1/namespaces/default/configmaps/query-wrong?dryRun=All', {kind: 'DeleteOptions', apiVersion: 'v1', dryRun: []})
+    assert.equal(emptyBodyList.status, 200, emptyBodyList.text)
+    assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/query-wrong')).status, 200, 'an empty dryRun in the body leaves the query\'s say')
   })
 
   it('where the DeleteOptions body says how dependents go, the query is not read with it (no 422 for the pair)', async () => {

@@ -220,6 +220,17 @@ describe('bad input: values of the wrong type', () => {
     assert.match(scale.json.message, /json: cannot unmarshal number 4\.0 into Go struct field ScaleSpec\.spec\.replicas of type int32$/)
   })
 
+  it('"The allowed maximum operations in a JSON patch is 10000": a longer one is 413, nothing changed', async () => {
+    assert.equal((await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'many-ops'}, data: {a: 'b'}})).status, 201)
+    const ops = Array.from({length: 10_001}, () => ({op: 'test', path: '/data/a', value: 'b'}))
+    const result = await api('PATCH', `${configmaps}/many-ops`, ops, {'Content-Type': 'application/json-patch+json'})
+    assert.equal(result.status, 413, result.text)
+    assert.equal(result.json.message, 'The allowed maximum operations in a JSON patch is 10000, got 10001')
+    const within = await api('PATCH', `${configmaps}/many-ops`, [...ops.slice(2), {op: 'replace', path: '/data/a', value: 'c'}], {'Content-Type': 'application/json-patch+json'})
+    assert.equal(within.status, 200, within.text)
+    assert.equal(within.json.data.a, 'c')
+  })
+
   it('numbers JSON.parse would round or overflow are quoted as written; a duplicate key leaving another type where a number was written is the 400 of that type, not a 500', async () => {
     const json = {'Content-Type': 'application/json'}
     const lease = (spec: string) => `{"apiVersion":"coordination.orch.io/v1","kind":"Lease","metadata":{"name":"big-numbers"},"spec":${spec}}`

@@ -62,10 +62,22 @@ describe('jsonPatchNumbers: where a JSON patch value\'s number lands', () => {
 
   it('not when a later operation may have replaced, moved or shifted it, nor for appends or test values', () => {
     assert.deepEqual(numbersOf('[{"op":"replace","path":"/spec/replicas","value":3.0},{"op":"replace","path":"/spec/replicas","value":3}]'), [])
+    assert.deepEqual(numbersOf('[{"op":"replace","path":"/spec/replicas","value":3.0},{"op":"remove","path":"/spec"}]'), [])
     assert.deepEqual(numbersOf('[{"op":"add","path":"/spec/ports/1","value":{"port":8.0}},{"op":"remove","path":"/spec/ports/0"}]'), [])
+    assert.deepEqual(numbersOf('[{"op":"add","path":"/spec/ports/1","value":{"port":8.0}},{"op":"add","path":"/spec/ports/-","value":{}}]'), [])
     assert.deepEqual(numbersOf('[{"op":"replace","path":"/a","value":1.0},{"op":"move","from":"/b","path":"/c"}]'), [])
     assert.deepEqual(numbersOf('[{"op":"add","path":"/spec/ports/-","value":{"port":8.0}}]'), [])
     assert.deepEqual(numbersOf('[{"op":"test","path":"/spec/replicas","value":3.0}]'), [])
+  })
+
+  it('a later operation beside it (a sibling field, another array) leaves it where it landed; many operations take one pass', () => {
+    assert.deepEqual(numbersOf('[{"op":"replace","path":"/spec/replicas","value":3.0},{"op":"replace","path":"/spec/paused","value":false},{"op":"add","path":"/spec/other/0","value":1}]'), [
+      {segments: ['spec', 'replicas'], literal: '3.0'},
+    ])
+    const ops = Array.from({length: 10_000}, (_, i) => `{"op":"add","path":"/k${i}/x","value":1.5}`)
+    const started = process.hrtime.bigint()
+    assert.equal(numbersOf(`[${ops.join(',')}]`).length, 10_000)
+    assert.ok(process.hrtime.bigint() - started < 5_000_000_000n, 'linear, not quadratic, in the operations')
   })
 })
 
@@ -74,5 +86,7 @@ describe('scanJsonText: long numbers and the cap', () => {
     assert.deepEqual(scanJsonText('{"a":123456789012345,"b":1234567890123456}').numberLiterals, [{segments: ['b'], literal: '1234567890123456'}])
     const many = `[${Array.from({length: MAX_NUMBER_LITERALS + 5}, () => '0.5').join(',')}]`
     assert.equal(scanJsonText(many).numberLiterals.length, MAX_NUMBER_LITERALS)
+    const deep = `${'{"a":'.repeat(1_000)}[${Array.from({length: 1_000}, () => '0.5').join(',')}]${'}'.repeat(1_000)}`
+    assert.equal(scanJsonText(deep).numberLiterals.length, 199, 'paths of 1,001 segments: at most 200,000 segments recorded in all')
   })
 })
