@@ -2,8 +2,8 @@
 // its own in Kubernetes): their informers' decoding, caches and reconciles then use the second core
 // instead of the API server's event loop. They reach the server over HTTPS exactly as before.
 // The protocol with the thread (controller-thread-main.ts) is four messages: `log` (a log call to
-// repeat on the server's logger), `started`, `failed` (start or a later crash) and, after `stop`,
-// `stopped`.
+// repeat on the server's logger), `started`, `failed` (they could not start) and, after `stop`,
+// `stopped`; a controller that throws later ends the thread with an `error` event.
 import {Worker} from 'node:worker_threads'
 import type {ClientConfig} from '../client/index.js'
 import type {LogFields, Logger} from '../machinery/log.js'
