@@ -23,7 +23,7 @@ import type {RequestInfo} from './requestinfo.js'
 import {Catalog} from './catalog.js'
 import {createdObjectName, ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry} from './registry.js'
-import {resolveRequestInfo} from './requestinfo.js'
+import {parseRequestTarget, resolveRequestInfo} from './requestinfo.js'
 import {ServiceIPAllocator} from './service-ips.js'
 import {NonResourceHandler} from './nonresource.js'
 
@@ -302,9 +302,8 @@ export class ApiServer {
     let failure: string | undefined
     const annotations: Record<string, string> = {}
     try {
-      const url = new URL(request.url ?? '/', 'https://orch')
-      const path = url.pathname
-      info = resolveRequestInfo(request.method ?? 'GET', path, url.searchParams)
+      const {path, query} = parseRequestTarget(request.url ?? '/')
+      info = resolveRequestInfo(request.method ?? 'GET', path, query)
       user = this.authenticate(request, path)
       const denied = this.authorizeRequest(user, info)
       annotations['authorization.orch.io/decision'] = denied ? 'forbid' : 'allow'
@@ -315,8 +314,8 @@ export class ApiServer {
       if (path === '/healthz' || path === '/livez') return this.health(response, [])
       if (path === '/readyz') return this.health(response, this.readiness)
       if (info.isResourceRequest) {
-        await this.resources.handle(request, response, info, url.searchParams, user, annotations)
-      } else if (!this.nonResources.handle(request, response, path, url.searchParams)) {
+        await this.resources.handle(request, response, info, query, user, annotations)
+      } else if (!this.nonResources.handle(request, response, path, query)) {
         throw errors.pathNotFound(path)
       }
     } catch (error) {
