@@ -3,10 +3,10 @@
 //
 // Aggregated discovery: kubectl 1.32 first asks `/api` and `/apis` with
 //   Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,...,application/json
-// It only understands the group name `apidiscovery.k8s.io`, which the naming rule would rename to
-// `apidiscovery.orch.io`, so the aggregated form is deliberately not offered: the handlers answer the plain
-// documents below with `Content-Type: application/json`, and client-go, seeing a plain content type, parses
-// them as APIVersions / APIGroupList and falls back to one `/api/v1` or `/apis/{g}/{v}` request per group
+// It only understands the group name `apidiscovery.k8s.io`, which the naming rule renames to
+// `apidiscovery.orch.io` (served by discovery-aggregated.ts), so kubectl is answered the plain documents
+// below with `Content-Type: application/json`; client-go, seeing a plain content type, parses them as
+// APIVersions / APIGroupList and falls back to one `/api/v1` or `/apis/{g}/{v}` request per group
 // version (the legacy discovery protocol).
 import {createHash} from 'node:crypto'
 import type {KindDeclaration, Verb} from '../api/types.js'

@@ -5,6 +5,7 @@ import {errors} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
 import {JSON_TYPE, send} from './codec.js'
 import {apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo} from './discovery.js'
+import {aggregatedDiscovery, aggregatedMediaType, discoveryETag, discoveryFormat, type DiscoveryVersion} from './discovery-aggregated.js'
 import {openAPIV2, openAPIV3Document, openAPIV3Root} from './openapi.js'
 
 export class NonResourceHandler {
@@ -26,11 +27,17 @@ export class NonResourceHandler {
     }
     const parts = path.split('/').filter(Boolean)
     if (path === '/version' || path === '/version/') return reply(versionInfo())
-    if (path === '/api' || path === '/api/') return reply(apiVersions(serverAddress(request)))
+    if (path === '/api' || path === '/api/' || path === '/apis' || path === '/apis/') {
+      const root = parts[0] as 'api' | 'apis'
+      const format = discoveryFormat(request.headers.accept)
+      if (format === undefined) throw errors.notAcceptable([JSON_TYPE, aggregatedMediaType('v2'), aggregatedMediaType('v2beta1')])
+      if (format !== 'plain') return this.replyAggregated(request, response, root, format.aggregated)
+      send(response, 200, root === 'api' ? apiVersions(serverAddress(request)) : apiGroupList(declarations), {headers: {Vary: 'Accept'}})
+      return true
+    }
     if (parts[0] === 'api' && parts.length === 2 && this.catalog.groups().get('')?.includes(parts[1])) {
       return reply(apiResourceList(declarations, '', parts[1]))
     }
-    if (path === '/apis' || path === '/apis/') return reply(apiGroupList(declarations))
     if (parts[0] === 'apis' && parts.length === 2 && this.catalog.groups().has(parts[1]) && parts[1] !== '') {
       return reply(apiGroup(declarations, parts[1]))
     }
@@ -49,6 +56,24 @@ export class NonResourceHandler {
       }
     }
     return false
+  }
+
+  /** The aggregated document (built once: the declarations do not change), or 304 when the client's
+   *  If-None-Match is its ETag. */
+  private replyAggregated(request: IncomingMessage, response: ServerResponse, root: 'api' | 'apis', version: DiscoveryVersion): true {
+    const {body, etag} = this.cached(`aggregated:${root}:${version}`, () => {
+      const bytes = Buffer.from(JSON.stringify(aggregatedDiscovery(this.catalog.declarations, root, version)))
+      return {body: bytes, etag: discoveryETag(bytes)}
+    }) as {body: Buffer; etag: string}
+    const headers = {'Content-Type': aggregatedMediaType(version), Vary: 'Accept', ETag: etag, 'Cache-Control': 'no-cache, private'}
+    if (request.headers['if-none-match'] === etag) {
+      response.writeHead(304, headers)
+      response.end()
+      return true
+    }
+    response.writeHead(200, {...headers, 'Content-Length': body.length})
+    response.end(body)
+    return true
   }
 
   private cached(key: string, build: () => unknown): unknown {

@@ -57,6 +57,61 @@ describe('discovery', () => {
     assert.equal((await call(server.url, 'GET', '/apis/nothing.orch.io')).status, 404)
   })
 
+  it('aggregated discovery (apidiscovery.orch.io/v2 and v2beta1): /api and /apis answer every group version\'s resources in one APIGroupDiscoveryList, with an ETag for If-None-Match', async () => {
+    const accept = (v: string) => ({Accept: `application/json;g=apidiscovery.orch.io;v=${v};as=APIGroupDiscoveryList,application/json`})
+    const apis = await call(server.url, 'GET', '/apis', undefined, accept('v2'))
+    assert.equal(apis.status, 200, apis.text)
+    assert.equal(apis.headers['content-type'], 'application/json;g=apidiscovery.orch.io;v=v2;as=APIGroupDiscoveryList')
+    assert.equal(apis.headers.vary, 'Accept')
+    assert.equal(apis.json.kind, 'APIGroupDiscoveryList')
+    assert.equal(apis.json.apiVersion, 'apidiscovery.orch.io/v2')
+    const plainNames = (await call(server.url, 'GET', '/apis')).json.groups.map((g: any) => g.name)
+    assert.deepEqual(apis.json.items.map((g: any) => g.metadata.name), plainNames, 'the groups of /apis, in the same order')
+    const apps = apis.json.items.find((g: any) => g.metadata.name === 'apps')
+    assert.deepEqual(apps.metadata, {name: 'apps', creationTimestamp: null})
+    assert.equal(apps.versions[0].version, 'v1')
+    assert.equal(apps.versions[0].freshness, 'Current')
+    const sts = apps.versions[0].resources.find((r: any) => r.resource === 'statefulsets')
+    assert.deepEqual(
+      {...sts, subresources: sts.subresources.map((s: any) => s.subresource)},
+      {
+        resource: 'statefulsets',
+        responseKind: {group: '', version: '', kind: 'StatefulSet'},
+        scope: 'Namespaced',
+        singularResource: 'statefulset',
+        verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+        shortNames: ['sts'],
+        categories: ['all'],
+        subresources: ['scale', 'status'],
+      },
+    )
+    assert.deepEqual(sts.subresources.find((s: any) => s.subresource === 'scale').responseKind, {group: 'autoscaling', version: 'v1', kind: 'Scale'})
+
+    const core = await call(server.url, 'GET', '/api', undefined, accept('v2beta1'))
+    assert.equal(core.headers['content-type'], 'application/json;g=apidiscovery.orch.io;v=v2beta1;as=APIGroupDiscoveryList')
+    assert.equal(core.json.apiVersion, 'apidiscovery.orch.io/v2beta1')
+    assert.equal(core.json.items.length, 1)
+    assert.deepEqual(core.json.items[0].metadata, {creationTimestamp: null})
+    const configmaps = core.json.items[0].versions[0].resources.find((r: any) => r.resource === 'configmaps')
+    assert.equal(configmaps.scope, 'Namespaced')
+    assert.deepEqual(core.json.items[0].versions[0].resources.find((r: any) => r.resource === 'nodes').scope, 'Cluster')
+
+    const etag = apis.headers.etag
+    assert.match(String(etag), /^"[0-9a-f]{32}"$/)
+    const again = await call(server.url, 'GET', '/apis', undefined, {...accept('v2'), 'If-None-Match': String(etag)})
+    assert.equal(again.status, 304)
+    assert.equal(again.text, '')
+  })
+
+  it("kubectl's Accept (apidiscovery.k8s.io first) gets the plain documents; an Accept of nothing servable is 406", async () => {
+    const kubectl = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json'
+    const apis = await call(server.url, 'GET', '/apis', undefined, {Accept: kubectl})
+    assert.equal(apis.headers['content-type'], 'application/json')
+    assert.equal(apis.json.kind, 'APIGroupList')
+    const none = await call(server.url, 'GET', '/api', undefined, {Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'})
+    assert.equal(none.status, 406, none.text)
+  })
+
   it('/openapi/v3 lists every group version; each document has the kinds as components', async () => {
     const root = (await call(server.url, 'GET', '/openapi/v3')).json
     assert.ok(root.paths['api/v1'])

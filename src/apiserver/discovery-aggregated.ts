@@ -1,0 +1,122 @@
+// Aggregated discovery (Kubernetes' apidiscovery/v2, renamed apidiscovery.orch.io): `/api` and `/apis`
+// answer every group version's resources in one document when the client asks for it with
+//   Accept: application/json;g=apidiscovery.orch.io;v=v2;as=APIGroupDiscoveryList
+// (or v2beta1), with an ETag so that a client can revalidate with If-None-Match. Any other Accept gets
+// the plain documents of discovery.ts. kubectl asks for apidiscovery.k8s.io, which orch does not serve
+// (the naming rule), so kubectl keeps to the plain documents.
+import {createHash} from 'node:crypto'
+import type {KindDeclaration, Verb} from '../api/types.js'
+import {parseMediaRanges} from '../machinery/negotiation.js'
+import {servedGroups} from './discovery.js'
+
+export const DISCOVERY_GROUP = 'apidiscovery.orch.io'
+export const DISCOVERY_VERSIONS = ['v2', 'v2beta1'] as const
+export type DiscoveryVersion = (typeof DISCOVERY_VERSIONS)[number]
+
+/** metav1.GroupVersionKind: group and version empty when they are the group version's own */
+interface ResponseKind {
+  group: string
+  version: string
+  kind: string
+}
+
+interface APISubresourceDiscovery {
+  subresource: string
+  responseKind?: ResponseKind
+  verbs: Verb[]
+}
+
+interface APIResourceDiscovery {
+  resource: string
+  responseKind?: ResponseKind
+  scope: 'Namespaced' | 'Cluster'
+  singularResource: string
+  verbs: Verb[]
+  shortNames?: string[]
+  categories?: string[]
+  subresources?: APISubresourceDiscovery[]
+}
+
+interface APIGroupDiscovery {
+  /** ObjectMeta as Go writes a zero one with a name (none for the core group) */
+  metadata: {name?: string; creationTimestamp: null}
+  versions: {version: string; resources?: APIResourceDiscovery[]; freshness: 'Current'}[]
+}
+
+export interface APIGroupDiscoveryList {
+  kind: 'APIGroupDiscoveryList'
+  apiVersion: string
+  metadata: Record<string, never>
+  items: APIGroupDiscovery[]
+}
+
+/** The media type of an aggregated document of this version. */
+export function aggregatedMediaType(version: DiscoveryVersion): string {
+  return `application/json;g=${DISCOVERY_GROUP};v=${version};as=APIGroupDiscoveryList`
+}
+
+/**
+ * What an Accept header asks of `/api` or `/apis`, in its order of preference: the aggregated document
+ * (and its version), the plain one, or nothing servable (undefined: 406).
+ */
+export function discoveryFormat(accept: string | undefined): {aggregated: DiscoveryVersion} | 'plain' | undefined {
+  const ranges = parseMediaRanges(accept)
+  if (ranges.length === 0) return 'plain'
+  for (const range of ranges) {
+    if (range.q <= 0) continue
+    const json = (range.type === 'application' && (range.subtype === 'json' || range.subtype === '*')) || (range.type === '*' && range.subtype === '*')
+    if (!json) continue
+    const as = range.params['as']
+    if (as === undefined) return 'plain'
+    const version = range.params['v'] as DiscoveryVersion
+    if (as === 'APIGroupDiscoveryList' && range.params['g'] === DISCOVERY_GROUP && DISCOVERY_VERSIONS.includes(version)) return {aggregated: version}
+  }
+  return undefined
+}
+
+function responseKindOf(kind: {group: string; version: string; kind: string}, group: string, version: string): ResponseKind {
+  const own = kind.group === group && kind.version === version
+  return {group: own ? '' : kind.group, version: own ? '' : kind.version, kind: kind.kind}
+}
+
+function resourcesOf(decls: readonly KindDeclaration[], group: string, version: string): APIResourceDiscovery[] {
+  const out: APIResourceDiscovery[] = []
+  for (const d of decls) {
+    if (d.group !== group || d.version !== version) continue
+    const entry: APIResourceDiscovery = {
+      resource: d.resource,
+      responseKind: responseKindOf(d, group, version),
+      scope: d.namespaced ? 'Namespaced' : 'Cluster',
+      singularResource: d.singular,
+      verbs: [...d.verbs].sort(),
+    }
+    if (d.shortNames?.length) entry.shortNames = [...d.shortNames]
+    if (d.categories?.length) entry.categories = [...d.categories]
+    const subresources = (d.subresources ?? []).map((sub) => ({
+      subresource: sub.name,
+      responseKind: responseKindOf(sub.kind ?? d, group, version),
+      verbs: [...sub.verbs].sort(),
+    }))
+    if (subresources.length > 0) entry.subresources = subresources.sort((a, b) => (a.subresource < b.subresource ? -1 : a.subresource > b.subresource ? 1 : 0))
+    out.push(entry)
+  }
+  return out.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0))
+}
+
+/** `/api` (the core group) or `/apis` (every named group, in the priority order of `/apis`). */
+export function aggregatedDiscovery(decls: readonly KindDeclaration[], root: 'api' | 'apis', version: DiscoveryVersion): APIGroupDiscoveryList {
+  const items: APIGroupDiscovery[] = []
+  for (const [group, versions] of servedGroups(decls)) {
+    if ((group === '') !== (root === 'api')) continue
+    items.push({
+      metadata: group === '' ? {creationTimestamp: null} : {name: group, creationTimestamp: null},
+      versions: versions.map((v) => ({version: v, resources: resourcesOf(decls, group, v), freshness: 'Current' as const})),
+    })
+  }
+  return {kind: 'APIGroupDiscoveryList', apiVersion: `${DISCOVERY_GROUP}/${version}`, metadata: {}, items}
+}
+
+/** The ETag of a discovery document: a hash of its bytes, quoted. */
+export function discoveryETag(body: Buffer): string {
+  return `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`
+}
