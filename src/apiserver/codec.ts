@@ -4,6 +4,7 @@ import type {AnyObject, KindDeclaration} from '../api/types.js'
 import {gzipSync} from 'node:zlib'
 import {mediaTypeOf} from '../machinery/negotiation.js'
 import {scanJsonText, type NumberLiteralAt} from '../machinery/field-validation.js'
+import {jsonPatchNumbers} from '../machinery/patch.js'
 import {errors} from '../machinery/status.js'
 import {JSON_TYPE, jsonSerializer, type Serializer, type SerializerSet} from './serializers.js'
 
@@ -132,4 +133,14 @@ export function isJsonBody(contentType: string | undefined): boolean {
 export function writtenNumbers(raw: Buffer, contentType: string | undefined): NumberLiteralAt[] {
   const type = mediaTypeOf(contentType) || JSON_TYPE
   return type === JSON_TYPE || type === MERGE_PATCH || type === JSON_PATCH ? scanJsonText(raw.toString('utf8')).numberLiterals : []
+}
+
+/** Where the numbers a merge or JSON patch writes land in the patched object, with their text (Kubernetes'
+ *  json-patch library keeps it): a merge patch's at their own paths, a JSON patch's where its operations
+ *  put them. None for other patch types, whose values are decoded before they are applied. */
+export function patchNumbersOf(contentType: string | undefined, patch: unknown, raw: Buffer): NumberLiteralAt[] {
+  const type = mediaTypeOf(contentType)
+  if (type === MERGE_PATCH) return writtenNumbers(raw, type)
+  if (type === JSON_PATCH) return jsonPatchNumbers(patch, writtenNumbers(raw, type))
+  return []
 }

@@ -4,12 +4,12 @@ import {pod, podBinding, podEviction} from '../api/core/pod.js'
 import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {fieldProblems, scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
-import {applyJsonPatch, applyMergePatch, jsonPatchNumbers} from '../machinery/patch.js'
+import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
 import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
-import {acceptsGzip, decodeBody, isJsonBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, readBody, send, writtenNumbers} from './codec.js'
+import {acceptsGzip, decodeBody, isJsonBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, readBody, send, writtenNumbers} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
@@ -325,8 +325,8 @@ export class ResourceHandler {
       const scan = isJsonBody(contentType) ? scanJsonText(raw.toString('utf8')) : undefined
       // values of the wrong type are refused as Go's decoder refuses them (a patch: its result, below)
       if (isObject && !isPatch) assertDecodes(decoded as AnyObject, kind.schema, kind, raw, scan?.numberLiterals)
-      // a merge patch's numbers are checked as written in the patched object (they keep their text there)
-      else if (isPatch && mediaTypeOf(contentType) === MERGE_PATCH) patchNumbers = writtenNumbers(raw, contentType)
+      // a patch's numbers are checked as written in the patched object (below)
+      else if (isPatch) patchNumbers = patchNumbersOf(contentType, decoded, raw)
       const unknown = !isObject
         ? []
         : isPatch
@@ -376,7 +376,7 @@ export class ResourceHandler {
       if (contentType === JSON_PATCH) {
         const raw = await readBody(request)
         patch = decodeBody(raw, contentType, asSet)
-        patchNumbers = jsonPatchNumbers(patch, writtenNumbers(raw, contentType))
+        patchNumbers = patchNumbersOf(contentType, patch, raw)
       } else {
         patch = await decodeChecked(contentType, asSet)
       }
@@ -473,9 +473,7 @@ export class ResourceHandler {
     if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
       assertDecodes(body as AnyObject, scaleSchema, {group: 'autoscaling', version: 'v1', kind: 'Scale'}, raw, writtenNumbers(raw, request.headers['content-type']))
     }
-    // a merge or JSON patch's numbers keep their text in the patched Scale (a strategic one's do not)
-    const patchNumbers =
-      contentType === JSON_PATCH ? jsonPatchNumbers(body, writtenNumbers(raw, contentType)) : contentType === MERGE_PATCH ? writtenNumbers(raw, contentType) : []
+    const patchNumbers = verb === 'patch' ? patchNumbersOf(contentType, body, raw) : []
     const updated = await registry.guaranteedUpdate(
       info.namespace,
       info.name,
