@@ -7,7 +7,7 @@
 import {createHash} from 'node:crypto'
 import type {KindDeclaration, Verb} from '../api/types.js'
 import {parseMediaRanges} from '../machinery/negotiation.js'
-import {servedGroups} from './discovery.js'
+import {apiResources, servedGroups} from './discovery.js'
 
 export const DISCOVERY_GROUP = 'apidiscovery.orch.io'
 export const DISCOVERY_VERSIONS = ['v2', 'v2beta1'] as const
@@ -74,33 +74,30 @@ export function discoveryFormat(accept: string | undefined): {aggregated: Discov
   return undefined
 }
 
-function responseKindOf(kind: {group: string; version: string; kind: string}, group: string, version: string): ResponseKind {
-  const own = kind.group === group && kind.version === version
-  return {group: own ? '' : kind.group, version: own ? '' : kind.version, kind: kind.kind}
-}
-
+/** One group version's resources with their subresources inside them, converted from its legacy
+ *  APIResources (`/apis/{g}/{v}`), as Kubernetes' ConvertGroupVersionIntoToDiscovery does: those are
+ *  sorted by name, so a resource comes before its `resource/subresource` entries. */
 function resourcesOf(decls: readonly KindDeclaration[], group: string, version: string): APIResourceDiscovery[] {
-  const out: APIResourceDiscovery[] = []
-  for (const d of decls) {
-    if (d.group !== group || d.version !== version) continue
-    const entry: APIResourceDiscovery = {
-      resource: d.resource,
-      responseKind: responseKindOf(d, group, version),
-      scope: d.namespaced ? 'Namespaced' : 'Cluster',
-      singularResource: d.singular,
-      verbs: [...d.verbs].sort(),
+  const out = new Map<string, APIResourceDiscovery>()
+  for (const entry of apiResources(decls, group, version)) {
+    const [resource, subresource] = entry.name.split('/') as [string, string | undefined]
+    const responseKind = {group: entry.group ?? '', version: entry.version ?? '', kind: entry.kind}
+    if (subresource !== undefined) {
+      const parent = out.get(resource)
+      if (parent) (parent.subresources ??= []).push({subresource, responseKind, verbs: entry.verbs})
+      continue
     }
-    if (d.shortNames?.length) entry.shortNames = [...d.shortNames]
-    if (d.categories?.length) entry.categories = [...d.categories]
-    const subresources = (d.subresources ?? []).map((sub) => ({
-      subresource: sub.name,
-      responseKind: responseKindOf(sub.kind ?? d, group, version),
-      verbs: [...sub.verbs].sort(),
-    }))
-    if (subresources.length > 0) entry.subresources = subresources.sort((a, b) => (a.subresource < b.subresource ? -1 : a.subresource > b.subresource ? 1 : 0))
-    out.push(entry)
+    out.set(resource, {
+      resource,
+      responseKind,
+      scope: entry.namespaced ? 'Namespaced' : 'Cluster',
+      singularResource: entry.singularName,
+      verbs: entry.verbs,
+      ...(entry.shortNames ? {shortNames: entry.shortNames} : {}),
+      ...(entry.categories ? {categories: entry.categories} : {}),
+    })
   }
-  return out.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0))
+  return [...out.values()]
 }
 
 /** `/api` (the core group) or `/apis` (every named group, in the priority order of `/apis`). */
