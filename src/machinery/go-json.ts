@@ -266,10 +266,17 @@ function ownSlot(holder: unknown, key: string | number): Record<string | number,
   return Object.prototype.hasOwnProperty.call(holder, key) ? (holder as Record<string, unknown>) : undefined
 }
 
+/** A number put back in its place after the check. */
+interface MarkedNumber {
+  holder: Record<string | number, unknown>
+  key: string | number
+  value: number
+}
+
 /** Puts WrittenNumbers where the texts are, where the value found there is still the text's number
  *  (a later duplicate key or patch operation may have put another there), and lists them in `marked`
  *  for goDecodeErrorWritten to put the numbers back. */
-function markWrittenNumbers(body: AnyObject, literals: readonly NumberLiteralAt[], marked: {holder: Record<string | number, unknown>; key: string | number; value: number}[]): void {
+function markWrittenNumbers(body: AnyObject, literals: readonly NumberLiteralAt[], marked: MarkedNumber[]): void {
   for (const {segments, literal} of literals) {
     let holder: unknown = body
     let slot: Record<string | number, unknown> | undefined
@@ -290,7 +297,7 @@ function markWrittenNumbers(body: AnyObject, literals: readonly NumberLiteralAt[
 /** goDecodeError with the numbers of `literals` seen as they were written. */
 function goDecodeErrorWritten(value: AnyObject, schema: ObjectSchema, pkg: string, literals: readonly NumberLiteralAt[]): string | undefined {
   if (literals.length === 0) return goDecodeError(value, schema, pkg)
-  const marked: {holder: Record<string | number, unknown>; key: string | number; value: number}[] = []
+  const marked: MarkedNumber[] = []
   try {
     markWrittenNumbers(value, literals, marked)
     return goDecodeError(value, schema, pkg)
