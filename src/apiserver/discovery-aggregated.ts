@@ -6,7 +6,8 @@
 // (the naming rule), so kubectl keeps to the plain documents.
 import {createHash} from 'node:crypto'
 import type {KindDeclaration, Verb} from '../api/types.js'
-import {parseMediaRanges} from '../machinery/negotiation.js'
+import {negotiate} from '../machinery/negotiation.js'
+import {JSON_TYPE} from './serializers.js'
 import {apiResources, servedGroups} from './discovery.js'
 
 export const DISCOVERY_GROUP = 'apidiscovery.orch.io'
@@ -60,18 +61,9 @@ export function aggregatedMediaType(version: DiscoveryVersion): string {
  * (and its version), the plain one, or nothing servable (undefined: 406).
  */
 export function discoveryFormat(accept: string | undefined): {aggregated: DiscoveryVersion} | 'plain' | undefined {
-  const ranges = parseMediaRanges(accept)
-  if (ranges.length === 0) return 'plain'
-  for (const range of ranges) {
-    if (range.q <= 0) continue
-    const json = (range.type === 'application' && (range.subtype === 'json' || range.subtype === '*')) || (range.type === '*' && range.subtype === '*')
-    if (!json) continue
-    const as = range.params['as']
-    if (as === undefined) return 'plain'
-    const version = range.params['v'] as DiscoveryVersion
-    if (as === 'APIGroupDiscoveryList' && range.params['g'] === DISCOVERY_GROUP && DISCOVERY_VERSIONS.includes(version)) return {aggregated: version}
-  }
-  return undefined
+  const negotiated = negotiate(accept, {mediaTypes: [JSON_TYPE], viewGroups: [DISCOVERY_GROUP], views: ['APIGroupDiscoveryList'], viewVersions: DISCOVERY_VERSIONS})
+  if (!negotiated) return undefined
+  return negotiated.view ? {aggregated: negotiated.view.version as DiscoveryVersion} : 'plain'
 }
 
 /** One group version's resources with their subresources inside them, converted from its legacy

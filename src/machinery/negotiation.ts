@@ -58,26 +58,30 @@ export function mediaTypeOf(header: string | undefined): string {
 
 export type ViewKind = 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList'
 
-export interface Negotiated<S extends string> {
+export interface Negotiated<S extends string, V extends string = ViewKind> {
   /** the serializer's media type, e.g. application/json */
   mediaType: S
   /** the view asked for, when not the object itself */
-  view?: {as: ViewKind; group: string; version: string}
+  view?: {as: V; group: string; version: string}
   /** pretty printing asked for (JSON) */
   pretty: boolean
 }
 
-export interface NegotiationOptions<S extends string> {
+export interface NegotiationOptions<S extends string, V extends string = ViewKind> {
   /** media types that can be served, in preference order (the first is the default) */
   mediaTypes: readonly S[]
   /** groups accepted for views (meta.orch.io; meta.k8s.io too for Kubernetes clients) */
   viewGroups: readonly string[]
   /** views that can be served for this request (e.g. none for a watch of a virtual kind) */
-  views: readonly ViewKind[]
+  views: readonly V[]
+  /** versions accepted for views (default v1 and v1beta1, the meta group's) */
+  viewVersions?: readonly string[]
 }
 
+const META_VIEW_VERSIONS = ['v1', 'v1beta1']
+
 /** Picks the first acceptable range. Returns null when none can be served (406). */
-export function negotiate<S extends string>(accept: string | undefined, options: NegotiationOptions<S>): Negotiated<S> | null {
+export function negotiate<S extends string, V extends string = ViewKind>(accept: string | undefined, options: NegotiationOptions<S, V>): Negotiated<S, V> | null {
   const ranges = parseMediaRanges(accept)
   if (ranges.length === 0) return {mediaType: options.mediaTypes[0], pretty: false}
   for (const range of ranges) {
@@ -90,9 +94,9 @@ export function negotiate<S extends string>(accept: string | undefined, options:
     }
     const group = range.params['g'] ?? ''
     const version = range.params['v'] ?? ''
-    if (!options.views.includes(as as ViewKind)) continue
-    if (!options.viewGroups.includes(group) || (version !== 'v1' && version !== 'v1beta1')) continue
-    return {mediaType, view: {as: as as ViewKind, group, version}, pretty: false}
+    if (!options.views.includes(as as V)) continue
+    if (!options.viewGroups.includes(group) || !(options.viewVersions ?? META_VIEW_VERSIONS).includes(version)) continue
+    return {mediaType, view: {as: as as V, group, version}, pretty: false}
   }
   return null
 }
