@@ -13,7 +13,10 @@ export default class Server extends Command {
 (<data-dir>/state.db) unless --storage etcd points at an etcd cluster. The first start creates a CA, a serving
 certificate and an admin client certificate in <data-dir>/pki, then writes <data-dir>/admin.kubeconfig (and
 ~/.orch/config when there is none). Requests need a client certificate or a bearer token, except /healthz,
-/livez, /readyz and /version. Stops cleanly on SIGINT or SIGTERM.`
+/livez, /readyz and /version. Health as Kubernetes serves it: /livez and /healthz check the store (named
+"sqlite" or "etcd"), /readyz also its readiness, the watch caches' sync and shutdown; ?verbose lists the
+checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT or SIGTERM, after
+--shutdown-delay-duration with /readyz failing.`
   static override examples = [
     '<%= config.bin %> server',
     '<%= config.bin %> server --data-dir /var/lib/orch --port 6443 --tls-san api.example.com',
@@ -28,6 +31,10 @@ certificate and an admin client certificate in <data-dir>/pki, then writes <data
     storage: Flags.option({options: ['sqlite', 'etcd'] as const, description: 'storage backend', default: 'sqlite'})(),
     'etcd-servers': Flags.string({description: 'comma-separated etcd client URLs (with --storage etcd)', default: ''}),
     'watch-history': Flags.string({description: 'how much change history to keep for watches (e.g. 5m)', default: '5m'}),
+    'shutdown-delay-duration': Flags.string({
+      description: 'after SIGTERM or SIGINT, keep serving this long (e.g. 10s) with /readyz failing, so load balancers take the server out first',
+      default: '0s',
+    }),
     'feature-gates': Flags.string({
       description: `comma-separated name=true|false pairs; alpha gates are off by default, beta and stable on. Known: ${Object.keys(FEATURES).sort().join(', ')}`,
       default: '',
@@ -79,7 +86,9 @@ certificate and an admin client certificate in <data-dir>/pki, then writes <data
     let nodeMonitorGracePeriodMs: number
     let authorizationModes: AuthorizationMode[]
     let clusterSigningDurationMs: number
+    let shutdownDelayMs: number
     try {
+      shutdownDelayMs = parseDuration(flags['shutdown-delay-duration'])
       authorizationModes = parseAuthorizationModes(flags['authorization-mode'])
       clusterSigningDurationMs = parseDuration(flags['cluster-signing-duration'])
       controllers = parseControllers(flags.controllers)
@@ -97,6 +106,7 @@ certificate and an admin client certificate in <data-dir>/pki, then writes <data
         storage: flags.storage,
         etcdServers: flags['etcd-servers'].split(',').map((s) => s.trim()).filter(Boolean),
         historyRetentionMs,
+        shutdownDelayMs,
         verbosity: flags.v,
         gates,
         controllers,

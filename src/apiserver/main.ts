@@ -32,6 +32,8 @@ export interface ServerConfig {
   storage: StorageBackend
   etcdServers: string[]
   historyRetentionMs: number
+  /** --shutdown-delay-duration: keep serving this long after SIGTERM, /readyz failing */
+  shutdownDelayMs?: number
   verbosity: number
   gates: FeatureGates
   /** controllers to run in-process (default all) */
@@ -139,6 +141,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       port: config.port,
       logger,
       historyRetentionMs: config.historyRetentionMs,
+      shutdownDelayMs: config.shutdownDelayMs,
       gates: config.gates,
       serviceClusterIPRange: config.serviceClusterIPRange,
       tls: pkiReady.then((pki) => ({cert: pki.serving.cert, key: pki.serving.key, clientCA: pki.clientCA.certPem})),
@@ -185,6 +188,8 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
     url,
     logger,
     async stop() {
+      // the controllers keep working while the server still serves (the shutdown delay)
+      await server.beginShutdown()
       await controllers.stop()
       await server.stop()
     },

@@ -26,6 +26,7 @@ import {ResourceRegistry} from './registry.js'
 import {parseRequestTarget, resolveRequestInfo} from './requestinfo.js'
 import {ServiceIPAllocator} from './service-ips.js'
 import {NonResourceHandler} from './nonresource.js'
+import {HealthEndpoints, pingCheck, withDeadline, type HealthCheck, type HealthChecks} from './health.js'
 
 export interface ApiServerOptions {
   store: Store
@@ -34,6 +35,8 @@ export interface ApiServerOptions {
   logger: Logger
   /** watch history kept in storage (default 5 minutes) */
   historyRetentionMs?: number
+  /** Kubernetes' --shutdown-delay-duration: how long stop() keeps serving, /readyz failing, before it closes */
+  shutdownDelayMs?: number
   /** how often history is compacted (default 1 minute) */
   compactIntervalMs?: number
   /** kinds served (default: all of src/api) */
@@ -69,10 +72,9 @@ export interface ServerTLS {
   clientCA?: string
 }
 
-export interface Readiness {
-  name: string
-  ready(): boolean
-}
+/** Kubernetes' defaults: --etcd-healthcheck-timeout 2 s, --etcd-readiness-timeout 3 s */
+const STORE_HEALTH_TIMEOUT_MS = 2_000
+const STORE_READINESS_TIMEOUT_MS = 3_000
 
 export class ApiServer {
   /** the HTTPS listener, made by start() once the TLS material is there */
@@ -85,11 +87,12 @@ export class ApiServer {
   readonly authorizer: Authorizer
   private readonly authorizeRequest: RequestAuthorizer
   private readonly inFlight = new Set<Promise<void>>()
-  private readonly readiness: Readiness[] = []
+  private readonly health: HealthEndpoints
   private readonly compactor: Compactor
   private stopping: Promise<void> | undefined
+  /** set by beginShutdown: resolves when --shutdown-delay-duration has passed */
+  private shutdownDelay: Promise<void> | undefined
   private readonly shuttingDown = new AbortController()
-  private listening = false
   private cachesSynced = false
   readonly catalog: Catalog
   readonly registries = new Map<KindDeclaration, ResourceRegistry>()
@@ -156,8 +159,28 @@ export class ApiServer {
     // every open watch listens for the shutdown
     setMaxListeners(0, this.shuttingDown.signal)
     this.nonResources = new NonResourceHandler(this.catalog)
-    this.readiness.push({name: 'storage', ready: () => this.listening})
-    this.readiness.push({name: 'caches', ready: () => this.cachesSynced})
+    this.health = new HealthEndpoints(this.healthChecks(), options.logger)
+  }
+
+  /** Kubernetes' checks, the store's named after its backend ("etcd" there, "sqlite" for the embedded one). */
+  private healthChecks(): HealthChecks {
+    const store = this.options.store
+    const storeCheck = withDeadline(store.backend, STORE_HEALTH_TIMEOUT_MS, () => store.check(STORE_HEALTH_TIMEOUT_MS))
+    const storeReadiness = withDeadline(`${store.backend}-readiness`, STORE_READINESS_TIMEOUT_MS, () => store.check(STORE_READINESS_TIMEOUT_MS))
+    const informerSync: HealthCheck = {
+      name: 'informer-sync',
+      check: () => {
+        const behind = [...this.registries.values()].filter((r) => !r.cache.synced).map((r) => (r.groupResource.group ? `${r.groupResource.resource}.${r.groupResource.group}` : r.groupResource.resource))
+        if (behind.length > 0) throw new Error(`${behind.length} watch caches not synced: ${behind.join(', ')}`)
+      },
+    }
+    const shutdown: HealthCheck = {
+      name: 'shutdown',
+      check: () => {
+        if (this.shutdownDelay) throw new Error('process is shutting down')
+      },
+    }
+    return {livez: [pingCheck, storeCheck], readyz: [pingCheck, storeCheck, storeReadiness, informerSync, shutdown]}
   }
 
   registry(group: string, resource: string): ResourceRegistry {
@@ -204,11 +227,6 @@ export class ApiServer {
         createIfAbsent(this.registry('rbac.orch.io', object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'), object),
       ),
     ])
-  }
-
-  /** Something /readyz waits for (e.g. a watch cache that is not synced yet). */
-  addReadinessCheck(check: Readiness): void {
-    this.readiness.push(check)
   }
 
   /** HTTPS only, HTTP/1.1. Client certificates are requested but not required: a request without one
@@ -262,15 +280,23 @@ export class ApiServer {
       throw error
     }
     this.cachesSynced = true
-    this.listening = true
     this.compactor.start()
     return server.address() as AddressInfo
   }
 
-  /** Stops accepting, lets in-flight requests finish, then closes the store. */
+  /** /readyz fails from now on (the shutdown check) while everything is still served; resolves once
+   *  the shutdown delay (Kubernetes' --shutdown-delay-duration, default none) has passed. */
+  beginShutdown(): Promise<void> {
+    const delay = this.options.shutdownDelayMs ?? 0
+    this.shutdownDelay ??= delay > 0 ? new Promise((resolve) => setTimeout(resolve, delay)) : Promise.resolve()
+    return this.shutdownDelay
+  }
+
+  /** Begins the shutdown (and waits out its delay), stops accepting, lets in-flight requests finish,
+   *  then closes the store. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      this.listening = false
+      await this.beginShutdown()
       const server = this.server
       const closed = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
       for (const socket of this.secureSockets) {
@@ -311,11 +337,9 @@ export class ApiServer {
         annotations['authorization.orch.io/reason'] = denied.message
         throw denied
       }
-      if (path === '/healthz' || path === '/livez') return this.health(response, [])
-      if (path === '/readyz') return this.health(response, this.readiness)
       if (info.isResourceRequest) {
         await this.resources.handle(request, response, info, query, user, annotations)
-      } else if (!this.nonResources.handle(request, response, path, query)) {
+      } else if (!this.nonResources.handle(request, response, path, query) && !(await this.health.handle(path, query, response))) {
         throw errors.pathNotFound(path)
       }
     } catch (error) {
@@ -354,13 +378,6 @@ export class ApiServer {
       throw errors.unauthorized()
     }
     return result.user
-  }
-
-  private health(response: ServerResponse, checks: Readiness[]): void {
-    const failing = checks.filter((c) => !c.ready())
-    const body = failing.length === 0 ? 'ok' : failing.map((c) => `[-]${c.name} failed: not ready`).join('\n') + '\nreadyz check failed'
-    response.writeHead(failing.length === 0 ? 200 : 503, {'Content-Type': 'text/plain; charset=utf-8'})
-    response.end(body)
   }
 }
 

@@ -333,6 +333,16 @@ export class EtcdStore implements Store {
     return this.run(() => this.readCurrentRevision())
   }
 
+  async check(timeoutMs: number): Promise<void> {
+    await this.run(async () => {
+      try {
+        await this.client.kv.range({key: NUL, count_only: true}, {deadline: Date.now() + timeoutMs})
+      } catch (error) {
+        throw this.translate(error, 'health check')
+      }
+    })
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true

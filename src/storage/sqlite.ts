@@ -123,6 +123,8 @@ export class SqliteStore implements Store {
   private pending: PendingWrite[] = []
   private flushScheduled = false
   private closed = false
+  /** why the last group commit failed, until one succeeds (the health check reports it) */
+  private lastCommitError: string | undefined
   private readonly watchers = new LogWatchers()
   private readonly statements
 
@@ -170,6 +172,7 @@ export class SqliteStore implements Store {
         `DELETE FROM log WHERE id > ? AND id <= ? AND (deleted = 1 OR EXISTS
            (SELECT 1 FROM log later WHERE later.name = log.name AND later.id > log.id AND later.id <= ?))`,
       ),
+      sequence: db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'log'`),
       setMeta: db.prepare(
         `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
       ),
@@ -275,6 +278,12 @@ export class SqliteStore implements Store {
     return this.revision
   }
 
+  async check(): Promise<void> {
+    this.assertOpen()
+    if (this.lastCommitError !== undefined) throw new StorageError(`the last commit to ${this.path} failed: ${this.lastCommitError}`)
+    this.statements.sequence.get()
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     if (this.pending.length > 0) this.flush()
@@ -375,11 +384,13 @@ export class SqliteStore implements Store {
       })()
     } catch (error) {
       this.revision = startRevision
+      this.lastCommitError = (error as Error).message
       const failure = new StorageError(`write to ${this.path} failed: ${(error as Error).message}`)
       for (const write of batch) write.reject(failure)
       return
     }
     this.revision = next
+    this.lastCommitError = undefined
     for (const outcome of outcomes) outcome()
     this.watchers.dispatch(events, this.revision)
   }

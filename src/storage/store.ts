@@ -75,6 +75,10 @@ export interface Store {
   /** the revision history is compacted to (reads before it fail) */
   compactedRevision(): Promise<number>
   currentRevision(): Promise<number>
+  /** One round trip that proves the store answers (what Kubernetes' etcd health check does): resolves
+   *  when it does, rejects saying why not. etcd: a read with this deadline; SQLite: a read of the
+   *  database, failing too while the last commit failed. */
+  check(timeoutMs: number): Promise<void>
   /** finish in-flight writes, then release the store */
   close(): Promise<void>
 }

@@ -76,6 +76,7 @@ export class WatchCache<T> {
   private readonly waiters: {revision: number; resolve: () => void}[] = []
   private stopped = false
   private startPromise: Promise<void> | undefined
+  private loaded = false
   readonly capacity: number
 
   constructor(
@@ -96,6 +97,11 @@ export class WatchCache<T> {
 
   get size(): number {
     return this.entries.size
+  }
+
+  /** listed and following the store (false before start and while a failed watch is re-established) */
+  get synced(): boolean {
+    return this.loaded && !this.stopped
   }
 
   get watcherCount(): number {
@@ -126,10 +132,12 @@ export class WatchCache<T> {
       onProgress: (revision) => this.progress(revision),
       onError: (error) => void this.restart(error),
     })
+    this.loaded = true
   }
 
   private async restart(error: Error): Promise<void> {
     if (this.stopped) return
+    this.loaded = false
     this.options.onRestart?.(error)
     this.storageWatch?.cancel()
     for (const registered of [...this.watchers]) this.end(registered, error)

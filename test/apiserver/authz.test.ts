@@ -270,6 +270,7 @@ describe('default roles and bindings', () => {
       'system:basic-user',
       'system:discovery',
       'system:public-info-viewer',
+      'system:monitoring',
     ])
     for (const b of bindings) assert.ok(names.includes(b.roleRef.name), b.metadata!.name)
     assert.notEqual(defaultClusterRoles()[0], roles[0], 'fresh objects each call')

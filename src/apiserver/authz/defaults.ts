@@ -22,6 +22,7 @@ export const SELF_NODE_CLIENT_APPROVER = 'system:certificates.orch.io:certificat
 export const BASIC_USER = 'system:basic-user'
 export const DISCOVERY = 'system:discovery'
 export const PUBLIC_INFO_VIEWER = 'system:public-info-viewer'
+export const MONITORING = 'system:monitoring'
 
 const apiVersion = `${rbacGroup}/v1`
 
@@ -73,6 +74,8 @@ export function defaultClusterRoles(): AnyObject[] {
       {verbs: ['get'], nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', ...healthAndVersion]},
     ]),
     clusterRole(PUBLIC_INFO_VIEWER, [{verbs: ['get'], nonResourceURLs: [...healthAndVersion]}]),
+    // the individual health checks, for monitoring systems (bound to the group of the same name)
+    clusterRole(MONITORING, [{verbs: ['get'], nonResourceURLs: ['/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*']}]),
   ]
 }
 
@@ -91,6 +94,7 @@ export function defaultClusterRoleBindings(): AnyObject[] {
     clusterRoleBinding(BASIC_USER, [AUTHENTICATED_GROUP]),
     clusterRoleBinding(DISCOVERY, [AUTHENTICATED_GROUP]),
     clusterRoleBinding(PUBLIC_INFO_VIEWER, [AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP]),
+    clusterRoleBinding(MONITORING, [MONITORING]),
   ]
 }
 
