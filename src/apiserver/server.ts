@@ -26,6 +26,7 @@ import {ResourceRegistry} from './registry.js'
 import {parseRequestTarget, resolveRequestInfo} from './requestinfo.js'
 import {ServiceIPAllocator} from './service-ips.js'
 import {NonResourceHandler} from './nonresource.js'
+import {ApiMetrics} from './metrics.js'
 import {HealthEndpoints, pingCheck, withDeadline, type HealthCheck, type HealthChecks} from './health.js'
 
 export interface ApiServerOptions {
@@ -88,6 +89,7 @@ export class ApiServer {
   private readonly authorizeRequest: RequestAuthorizer
   private readonly inFlight = new Set<Promise<void>>()
   private readonly health: HealthEndpoints
+  private readonly metrics: ApiMetrics
   private readonly compactor: Compactor
   private stopping: Promise<void> | undefined
   /** set by beginShutdown: resolves when --shutdown-delay-duration has passed */
@@ -160,6 +162,7 @@ export class ApiServer {
     setMaxListeners(0, this.shuttingDown.signal)
     this.nonResources = new NonResourceHandler(this.catalog)
     this.health = new HealthEndpoints(this.healthChecks(), options.logger)
+    this.metrics = new ApiMetrics(this.catalog)
   }
 
   /** Kubernetes' checks, the store's named after its backend ("etcd" there, "sqlite" for the embedded one). */
@@ -326,10 +329,12 @@ export class ApiServer {
     let user: UserInfo | undefined
     let info: RequestInfo | undefined
     let failure: string | undefined
+    let finished: ((code: number) => void) | undefined
     const annotations: Record<string, string> = {}
     try {
       const {path, query} = parseRequestTarget(request.url ?? '/')
       info = resolveRequestInfo(request.method ?? 'GET', path, query)
+      finished = this.metrics.started(request, this.metrics.labelsOf(request, info, query))
       user = this.authenticate(request, path)
       const denied = this.authorizeRequest(user, info)
       annotations['authorization.orch.io/decision'] = denied ? 'forbid' : 'allow'
@@ -339,6 +344,8 @@ export class ApiServer {
       }
       if (info.isResourceRequest) {
         await this.resources.handle(request, response, info, query, user, annotations)
+      } else if (path === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) {
+        this.serveMetrics(response)
       } else if (!this.nonResources.handle(request, response, path, query) && !(await this.health.handle(path, query, response))) {
         throw errors.pathNotFound(path)
       }
@@ -350,6 +357,7 @@ export class ApiServer {
       if (!response.headersSent) statusResponse(response, error, request.headers.accept, this.resources.serializers)
       else response.destroy()
     } finally {
+      ;(finished ?? this.metrics.started(request, this.metrics.labelsOf(request, undefined, undefined)))(response.statusCode)
       this.options.auditLog?.record({
         request,
         info,
@@ -363,6 +371,17 @@ export class ApiServer {
       })
       this.options.logger.v(3, 'request', {method: request.method, path: request.url, user: user?.username, code: response.statusCode, ms: Date.now() - started})
     }
+  }
+
+  private serveMetrics(response: ServerResponse): void {
+    // one series per resource: a resource served in two versions shares its storage
+    const storage = () => {
+      const counts = new Map<string, number>()
+      for (const [d, registry] of this.registries) counts.set(d.group ? `${d.resource}.${d.group}` : d.resource, registry.cache.size)
+      return [...counts].map(([resource, count]) => ({resource, count}))
+    }
+    response.writeHead(200, {'Content-Type': 'text/plain; version=0.0.4; charset=utf-8'})
+    response.end(this.metrics.render(storage))
   }
 
   /** The user a request is from. No credential: system:anonymous on the public paths (/healthz, /livez,

@@ -74,8 +74,8 @@ export function defaultClusterRoles(): AnyObject[] {
       {verbs: ['get'], nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', ...healthAndVersion]},
     ]),
     clusterRole(PUBLIC_INFO_VIEWER, [{verbs: ['get'], nonResourceURLs: [...healthAndVersion]}]),
-    // the individual health checks, for monitoring systems (bound to the group of the same name)
-    clusterRole(MONITORING, [{verbs: ['get'], nonResourceURLs: ['/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*']}]),
+    // metrics and the individual health checks, for monitoring systems (bound to the group of the same name)
+    clusterRole(MONITORING, [{verbs: ['get'], nonResourceURLs: ['/metrics', '/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*']}]),
   ]
 }
 
