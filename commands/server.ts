@@ -89,6 +89,7 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
     let shutdownDelayMs: number
     try {
       shutdownDelayMs = parseDuration(flags['shutdown-delay-duration'])
+      if (shutdownDelayMs > 2 ** 31 - 1) throw new Error(`--shutdown-delay-duration ${flags['shutdown-delay-duration']} is too long (at most 596h)`)
       authorizationModes = parseAuthorizationModes(flags['authorization-mode'])
       clusterSigningDurationMs = parseDuration(flags['cluster-signing-duration'])
       controllers = parseControllers(flags.controllers)

@@ -105,7 +105,7 @@ export class HealthEndpoints {
     })
     if (excluded.size > 0) {
       const names = [...excluded].sort().map((name) => JSON.stringify(name))
-      listing += `warn: some health checks cannot be excluded: no matches for ${names.join(', ')}\n`
+      listing += `warn: some health checks cannot be excluded: no matches for ${names.join(',')}\n`
     }
     if (failed.length > 0) {
       this.logger.v(2, `${target.endpoint} check failed`, {checks: failed.join('\n')})

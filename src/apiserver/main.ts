@@ -211,17 +211,32 @@ async function writeKubeconfigs(config: ServerConfig, url: string, pki: ServerPK
 }
 
 /** Runs until SIGINT or SIGTERM, then shuts down: in-flight writes are committed, the store closed.
- *  The handlers are installed before the server starts, so a signal during start-up is not lost. */
+ *  The handlers are installed before the server starts, so a signal during start-up is not lost. A
+ *  second signal ends the process at once with status 1, as Kubernetes' signal handler does (e.g.
+ *  during a long --shutdown-delay-duration). */
 export async function runServer(config: ServerConfig): Promise<void> {
-  let signalled: (signal: string) => void = () => {}
-  const signal = new Promise<string>((resolve) => (signalled = resolve))
-  const onInt = () => signalled('SIGINT')
-  const onTerm = () => signalled('SIGTERM')
+  let first: (signal: string) => void = () => {}
+  const signal = new Promise<string>((resolve) => (first = resolve))
+  let received: string | undefined
+  let logger: Logger | undefined
+  const onSignal = (name: string) => {
+    if (received === undefined) {
+      received = name
+      first(name)
+      return
+    }
+    if (logger) logger.warn('second signal: exiting now', {signal: name})
+    else process.stderr.write(`second signal (${name}): exiting now\n`)
+    process.exit(1)
+  }
+  const onInt = () => onSignal('SIGINT')
+  const onTerm = () => onSignal('SIGTERM')
   process.on('SIGINT', onInt)
   process.on('SIGTERM', onTerm)
   try {
     const running = await startServer(config)
-    const received = await signal
+    logger = running.logger
+    await signal
     running.logger.info('shutting down', {signal: received})
     try {
       await running.stop()

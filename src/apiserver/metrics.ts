@@ -18,7 +18,11 @@ import type {RequestInfo} from './requestinfo.js'
 const DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60]
 const APPLY_PATCH = 'application/apply-patch+yaml'
 const MUTATING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT'])
+const KNOWN_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT'])
+/** subresources served by a connecter (Kubernetes registers them with the CONNECT action) */
+const CONNECT_SUBRESOURCES = new Set(['proxy', 'exec', 'attach', 'portforward'])
+/** Kubernetes' BasicLongRunningRequestCheck: these subresources, and watches, are long-running */
+const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward'])
 
 /** The labels of one request, in Kubernetes' order (code last). */
 interface RequestLabels {
@@ -69,11 +73,12 @@ function keyOf(labels: RequestLabels): string {
   return `${labels.verb}\0${labels.dryRun}\0${labels.group}\0${labels.version}\0${labels.resource}\0${labels.subresource}\0${labels.scope}`
 }
 
-/** Kubernetes' cleanDryRun: the dryRun values, deduplicated, sorted, comma-joined. */
+/** Kubernetes' cleanDryRun: "" without dryRun, "All" for valid values (All, repeated or not),
+ *  "invalid" for anything else — never the client's own text, which would make a series per value. */
 function dryRunOf(query: URLSearchParams | undefined): string {
   const values = query?.getAll('dryRun')
   if (!values || values.length === 0) return ''
-  return [...new Set(values)].sort().join(',')
+  return values.every((value) => value === 'All') ? 'All' : 'invalid'
 }
 
 function number(value: number): string {
@@ -92,21 +97,22 @@ export class ApiMetrics {
   /** The request's labels, as Kubernetes' CleanScope, canonicalVerb and CleanVerb make them. */
   labelsOf(request: IncomingMessage, info: RequestInfo | undefined, query: URLSearchParams | undefined): RequestLabels {
     const method = (request.method ?? 'GET').toUpperCase()
-    const labels: RequestLabels = {verb: KNOWN_METHODS.has(method) ? method : 'other', dryRun: dryRunOf(query), group: '', version: '', resource: '', subresource: '', scope: ''}
+    const verb = method === 'HEAD' ? 'GET' : KNOWN_METHODS.has(method) ? method : 'other'
+    const labels: RequestLabels = {verb, dryRun: dryRunOf(query), group: '', version: '', resource: '', subresource: '', scope: ''}
     if (!info?.isResourceRequest) return labels
     const declaration = this.catalog.resource(info.group, info.version, info.resource)
+    const subresource = info.subresource && declaration?.subresources?.some((s) => s.name === info.subresource) ? info.subresource : ''
     labels.scope = info.name !== '' || info.verb === 'create' ? 'resource' : info.namespace !== '' ? 'namespace' : 'cluster'
     if (info.verb === 'watch') labels.verb = 'WATCH'
     else if (info.verb === 'list') labels.verb = 'LIST'
     else if (info.verb === 'deletecollection') labels.verb = 'DELETECOLLECTION'
-    else if (info.verb === 'proxy') labels.verb = 'CONNECT'
-    else if (method === 'HEAD') labels.verb = 'GET'
+    else if (info.verb === 'proxy' || CONNECT_SUBRESOURCES.has(subresource)) labels.verb = 'CONNECT'
     else if (method === 'PATCH' && request.headers['content-type']?.split(';')[0].trim() === APPLY_PATCH) labels.verb = 'APPLY'
     if (declaration) {
       labels.group = info.group
       labels.version = info.version
       labels.resource = info.resource
-      if (info.subresource && (declaration.subresources ?? []).some((s) => s.name === info.subresource)) labels.subresource = info.subresource
+      labels.subresource = subresource
     }
     return labels
   }
@@ -114,7 +120,7 @@ export class ApiMetrics {
   /** Counts a request that is starting; the returned function ends it (with its status code). */
   started(request: IncomingMessage, labels: RequestLabels): (code: number) => void {
     const began = process.hrtime.bigint()
-    const longRunning = labels.verb === 'WATCH' || labels.verb === 'CONNECT'
+    const longRunning = labels.verb === 'WATCH' || labels.verb === 'CONNECT' || LONG_RUNNING_SUBRESOURCES.has(labels.subresource)
     const kind = MUTATING_METHODS.has((request.method ?? '').toUpperCase()) ? 'mutating' : 'readOnly'
     let gauge: {labels: RequestLabels; open: number} | undefined
     if (longRunning) {

@@ -54,6 +54,12 @@ export async function proxyToAgent(
       },
     )
     upstream.on('error', (error) => reject(errors.unavailable(`error trying to reach the agent of node "${node.metadata?.name}": ${error.message}`)))
+    // a client that goes away ends the proxied request too (else it would stay in flight until the agent ends it)
+    response.on('close', () => {
+      if (response.writableFinished) return
+      upstream.destroy()
+      resolve()
+    })
     request.pipe(upstream)
   })
 }

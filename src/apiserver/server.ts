@@ -76,6 +76,7 @@ export interface ServerTLS {
 /** Kubernetes' defaults: --etcd-healthcheck-timeout 2 s, --etcd-readiness-timeout 3 s */
 const STORE_HEALTH_TIMEOUT_MS = 2_000
 const STORE_READINESS_TIMEOUT_MS = 3_000
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 export class ApiServer {
   /** the HTTPS listener, made by start() once the TLS material is there */
@@ -290,16 +291,19 @@ export class ApiServer {
   /** /readyz fails from now on (the shutdown check) while everything is still served; resolves once
    *  the shutdown delay (Kubernetes' --shutdown-delay-duration, default none) has passed. */
   beginShutdown(): Promise<void> {
-    const delay = this.options.shutdownDelayMs ?? 0
+    // setTimeout takes at most 2^31-1 ms (~24.8 days); the flag parser refuses longer delays
+    const delay = Math.min(this.options.shutdownDelayMs ?? 0, MAX_TIMER_MS)
     this.shutdownDelay ??= delay > 0 ? new Promise((resolve) => setTimeout(resolve, delay)) : Promise.resolve()
     return this.shutdownDelay
   }
 
-  /** Begins the shutdown (and waits out its delay), stops accepting, lets in-flight requests finish,
-   *  then closes the store. */
+  /** Stops accepting (after the shutdown delay when beginShutdown began it), lets in-flight requests
+   *  finish, then closes the store. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      await this.beginShutdown()
+      // the delay is waited out only when beginShutdown asked for it (a signal), not on a failed start
+      this.shutdownDelay ??= Promise.resolve()
+      await this.shutdownDelay
       const server = this.server
       const closed = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
       for (const socket of this.secureSockets) {

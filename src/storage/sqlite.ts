@@ -280,6 +280,8 @@ export class SqliteStore implements Store {
 
   async check(): Promise<void> {
     this.assertOpen()
+    // Stays failed until a write commits again: a small probe write here would often fit where the
+    // failed batch did not (SQLite reuses the WAL's space), and say healthy on a disk that is full.
     if (this.lastCommitError !== undefined) throw new StorageError(`the last commit to ${this.path} failed: ${this.lastCommitError}`)
     this.statements.sequence.get()
   }
@@ -389,8 +391,9 @@ export class SqliteStore implements Store {
       for (const write of batch) write.reject(failure)
       return
     }
+    // a batch of refused writes only (conflicts) committed nothing, and proves nothing about the disk
+    if (next > startRevision) this.lastCommitError = undefined
     this.revision = next
-    this.lastCommitError = undefined
     for (const outcome of outcomes) outcome()
     this.watchers.dispatch(events, this.revision)
   }

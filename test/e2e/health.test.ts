@@ -68,7 +68,7 @@ describe('health endpoints (embedded store)', () => {
     assert.equal(
       response.text,
       '[+]ping ok\n[+]sqlite ok\n[+]sqlite-readiness ok\n[+]informer-sync ok\n[+]shutdown excluded: ok\n' +
-        'warn: some health checks cannot be excluded: no matches for "bogus", "etcd"\nreadyz check passed\n',
+        'warn: some health checks cannot be excluded: no matches for "bogus","etcd"\nreadyz check passed\n',
     )
   })
 
@@ -95,8 +95,9 @@ describe('health endpoints (embedded store)', () => {
 })
 
 describe('shutdown', () => {
-  it('"--shutdown-delay-duration": after SIGTERM /readyz fails ("[-]shutdown failed: reason withheld") while everything else is still served, then the server exits', async () => {
-    const server = await startOrchServer(['--shutdown-delay-duration=2s'])
+  it('"--shutdown-delay-duration": after SIGTERM /readyz fails ("[-]shutdown failed: reason withheld") while everything else is still served; a second signal exits at once with status 1', async () => {
+    // long enough that the requests below are surely inside it; the second signal ends it
+    const server = await startOrchServer(['--shutdown-delay-duration=60s'])
     try {
       server.child.kill('SIGTERM')
       await logged(server, /shutting down/)
@@ -113,7 +114,19 @@ describe('shutdown', () => {
       assert.deepEqual([(await call(server.url, 'GET', '/livez')).status, (await call(server.url, 'GET', '/livez')).text], [200, 'ok'])
       const created = await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'late'}})
       assert.equal(created.status, 201)
-      assert.equal(await server.stop(), 0)
+      const started = Date.now()
+      assert.equal(await server.stop('SIGINT'), 1)
+      assert.ok(Date.now() - started < 10_000, `exited after ${Date.now() - started} ms`)
+      assert.match(server.logs(), /second signal: exiting now/)
+    } finally {
+      await server.cleanup()
+    }
+  })
+
+  it('without a delay, SIGTERM stops the server at once with status 0', async () => {
+    const server = await startOrchServer()
+    try {
+      assert.equal(await server.stop('SIGTERM'), 0)
     } finally {
       await server.cleanup()
     }

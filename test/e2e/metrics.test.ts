@@ -76,6 +76,12 @@ describe('metrics', () => {
     const status = await call(server.url, 'PUT', '/apis/apps/v1/namespaces/default/statefulsets/s1/status', {...created.json, status: {replicas: 0}})
     assert.equal(status.status, 200, status.text)
     assert.equal((await call(server.url, 'GET', '/api/v1/namespaces/default/bogus')).status, 404)
+    const invalidDryRun = await call(server.url, 'POST', `${CM}?dryRun=Sometimes`, {...configmap, metadata: {name: 'm4'}})
+    assert.ok(invalidDryRun.status >= 400, invalidDryRun.text)
+    assert.equal((await call(server.url, 'HEAD', '/version')).status, 200)
+    assert.equal((await call(server.url, 'POST', '/api/v1/nodes', {apiVersion: 'v1', kind: 'Node', metadata: {name: 'n1'}})).status, 201)
+    // a node without an agent address: 503, still a CONNECT to the proxy subresource
+    assert.equal((await call(server.url, 'GET', '/api/v1/nodes/n1/proxy/healthz')).status, 503)
 
     const values = samples((await scrape()).text)
     const total = (labels: Parameters<typeof requestSeries>[0]) => values.get(`apiserver_request_total${requestSeries(labels)}`)
@@ -87,8 +93,13 @@ describe('metrics', () => {
     assert.equal(total({code: '200', resource: 'configmaps', scope: 'cluster', verb: 'LIST'}), 1)
     assert.equal(total({code: '201', resource: 'configmaps', scope: 'resource', verb: 'APPLY'}), 1)
     assert.equal(total({code: '200', group: 'apps', resource: 'statefulsets', scope: 'resource', subresource: 'status', verb: 'PUT'}), 1)
-    // a resource the server does not serve makes no series of its own
-    assert.ok(![...values.keys()].some((series) => series.includes('bogus')))
+    assert.equal(total({code: '503', resource: 'nodes', scope: 'resource', subresource: 'proxy', verb: 'CONNECT'}), 1)
+    assert.equal(values.get(`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="",scope="",subresource="",verb="GET",version=""}`)! >= 1, true)
+    assert.ok(![...values.keys()].some((series) => series.includes('verb="HEAD"')))
+    // what a client writes in the query or path makes no series of its own: "invalid" stands for any
+    // dryRun value but All, and a resource the server does not serve is left out
+    assert.ok([...values.keys()].some((series) => series.includes('dry_run="invalid"') && series.includes('verb="POST"')))
+    assert.ok(![...values.keys()].some((series) => series.includes('Sometimes') || series.includes('bogus')))
     assert.ok(total({code: '404', resource: '', scope: 'namespace', verb: 'LIST', version: ''})! >= 1)
   })
 
@@ -110,15 +121,18 @@ describe('metrics', () => {
   })
 
   it('apiserver_longrunning_requests counts open watches; apiserver_current_inflight_requests the others', async () => {
-    const watch = await openWatch(server.url, `${CM}?watch=1&timeoutSeconds=1`)
+    const watch = await openWatch(server.url, `${CM}?watch=1&timeoutSeconds=600`)
     const gauge = `apiserver_longrunning_requests{component="apiserver",group="",resource="configmaps",scope="namespace",subresource="",verb="WATCH",version="v1"}`
     const open = samples((await scrape()).text)
     assert.equal(open.get(gauge), 1)
     assert.equal(open.get('apiserver_current_inflight_requests{request_kind="mutating"}'), 0)
     // the scrape itself is the one read in flight
     assert.equal(open.get('apiserver_current_inflight_requests{request_kind="readOnly"}'), 1)
-    await watch.ended
-    const closed = samples((await scrape()).text)
+    watch.close()
+    await watch.ended.catch(() => undefined)
+    // the server sees the close on its own connection, after some scrape: ask until it has
+    let closed = samples((await scrape()).text)
+    for (let i = 0; i < 200 && closed.get(gauge) !== 0; i++) closed = samples((await scrape()).text)
     assert.equal(closed.get(gauge), 0)
     assert.equal(closed.get(`apiserver_request_total${requestSeries({code: '200', resource: 'configmaps', scope: 'namespace', verb: 'WATCH'})}`), 1)
   })

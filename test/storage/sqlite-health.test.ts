@@ -1,7 +1,7 @@
 // The SQLite store's health check (what /livez/sqlite runs): a read of the database, failing while
 // the last commit failed. The commit failure is real: the store lives on a small tmpfs that fills up.
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {closeSync, mkdtempSync, openSync, rmSync, writeSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
@@ -21,7 +21,7 @@ describe('sqlite store health check', () => {
     }
   })
 
-  it('fails while the last commit failed (the disk is full), and passes again after a commit succeeds', async (t) => {
+  it('fails while the last commit failed (the disk is full), not cleared by refused writes, and passes again once a write commits', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'orch-sqlite-full-'))
     try {
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], {stdio: 'pipe'})
@@ -30,23 +30,38 @@ describe('sqlite store health check', () => {
       t.skip(`cannot mount a tmpfs here (${(error as Error).message.split('\n')[0]})`)
       return
     }
+    let store: ReturnType<typeof openSqliteStore> | undefined
     try {
-      // space to give back later
-      const filler = join(dir, 'filler')
-      writeFileSync(filler, Buffer.alloc(512 * 1024))
-      const store = openSqliteStore({dataDir: join(dir, 'data')})
+      store = openSqliteStore({dataDir: join(dir, 'data')})
       const value = Buffer.alloc(16 * 1024, 'x')
       let failure: Error | undefined
-      for (let i = 0; i < 200 && !failure; i++) {
-        await store.create(`/registry/filler/${i}`, value).catch((error: Error) => (failure = error))
+      let written = 0
+      for (; written < 200 && !failure; written++) {
+        await store.create(`/registry/filler/${written}`, value).catch((error: Error) => (failure = error))
       }
       assert.match(failure?.message ?? 'no write failed', /full/)
+      // take what space is left
+      const filler = join(dir, 'filler')
+      const chunk = Buffer.alloc(4096)
+      const fd = openSync(filler, 'w')
+      try {
+        for (;;) writeSync(fd, chunk)
+      } catch (error) {
+        assert.equal((error as NodeJS.ErrnoException).code, 'ENOSPC')
+      } finally {
+        closeSync(fd)
+      }
       await assert.rejects(store.check(), /the last commit to .*state\.db failed: .*full/)
+      // a batch of writes that were all refused (here: the key exists) commits nothing and clears nothing
+      await assert.rejects(store.create('/registry/filler/0', Buffer.from('again')), /key exists/)
+      await assert.rejects(store.check(), /failed: .*full/)
       rmSync(filler)
+      // still failed: only a write that commits says the disk takes writes again
+      await assert.rejects(store.check(), /failed: .*full/)
       await store.create('/registry/after/0', Buffer.from('small'))
       await store.check()
-      await store.close()
     } finally {
+      await store?.close()
       execFileSync('umount', [dir])
       rmSync(dir, {recursive: true, force: true})
     }
