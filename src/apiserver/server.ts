@@ -9,7 +9,7 @@ import {allDeclarations, type AnyObject, type KindDeclaration} from '../api/inde
 import type {UserInfo} from '../api/types.js'
 import {defaultGates} from '../machinery/features.js'
 import type {Logger} from '../machinery/log.js'
-import {errors} from '../machinery/status.js'
+import {errors, qualified} from '../machinery/status.js'
 import {Compactor, type Store} from '../storage/index.js'
 import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Authenticator} from './authn.js'
 import type {AdmissionChain} from '../admission/chain.js'
@@ -174,7 +174,7 @@ export class ApiServer {
     const informerSync: HealthCheck = {
       name: 'informer-sync',
       check: () => {
-        const behind = [...this.registries.values()].filter((r) => !r.cache.synced).map((r) => (r.groupResource.group ? `${r.groupResource.resource}.${r.groupResource.group}` : r.groupResource.resource))
+        const behind = [...this.registries.values()].filter((r) => !r.cache.synced).map((r) => qualified(r.groupResource))
         if (behind.length > 0) throw new Error(`${behind.length} watch caches not synced: ${behind.join(', ')}`)
       },
     }
@@ -381,7 +381,7 @@ export class ApiServer {
     // one series per resource: a resource served in two versions shares its storage
     const storage = () => {
       const counts = new Map<string, number>()
-      for (const [d, registry] of this.registries) counts.set(d.group ? `${d.resource}.${d.group}` : d.resource, registry.cache.size)
+      for (const registry of this.registries.values()) counts.set(qualified(registry.groupResource), registry.cache.size)
       return [...counts].map(([resource, count]) => ({resource, count}))
     }
     response.writeHead(200, {'Content-Type': 'text/plain; version=0.0.4; charset=utf-8'})

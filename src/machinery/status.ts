@@ -54,7 +54,8 @@ export interface GroupResource {
   resource: string
 }
 
-function qualified(gr: GroupResource): string {
+/** `configmaps`, `statefulsets.apps`: how Kubernetes prints a group resource */
+export function qualified(gr: GroupResource): string {
   return gr.group ? `${gr.resource}.${gr.group}` : gr.resource
 }
 

@@ -133,10 +133,6 @@ export class SqliteStore implements Store {
     readonly path: string,
     _options: SqliteStoreOptions,
   ) {
-    const seq = db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'log'`).get() as {seq: number} | undefined
-    this.revision = seq?.seq ?? 0
-    const meta = db.prepare(`SELECT value FROM meta WHERE key = 'compacted'`).get() as {value: number} | undefined
-    this.compacted = meta?.value ?? 0
     this.statements = {
       getCurrent: db.prepare(
         `SELECT l.id, l.name, l.create_revision, l.value FROM current c JOIN log l ON l.id = c.revision WHERE c.name = ?`,
@@ -177,6 +173,10 @@ export class SqliteStore implements Store {
         `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
       ),
     }
+    const seq = this.statements.sequence.get() as {seq: number} | undefined
+    this.revision = seq?.seq ?? 0
+    const meta = db.prepare(`SELECT value FROM meta WHERE key = 'compacted'`).get() as {value: number} | undefined
+    this.compacted = meta?.value ?? 0
   }
 
   async get(key: string): Promise<KeyValue | null> {

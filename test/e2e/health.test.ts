@@ -13,23 +13,6 @@ import {startOrchServer, tempDir, type OrchServer} from '../support/server.js'
 const MONITOR_TOKEN = 'monitor-token-0123456789'
 const PLAIN_TOKEN = 'plain-token-0123456789'
 
-/** Resolves once the server's output matches `pattern` (it is written as the process logs it). */
-function logged(server: OrchServer, pattern: RegExp): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!pattern.test(server.logs())) return false
-      server.child.stdout!.off('data', check)
-      server.child.stderr!.off('data', check)
-      resolve()
-      return true
-    }
-    if (check()) return
-    server.child.stdout!.on('data', check)
-    server.child.stderr!.on('data', check)
-    server.child.once('exit', () => (check() ? undefined : reject(new Error(`exited before logging ${pattern}:\n${server.logs()}`))))
-  })
-}
-
 describe('health endpoints (embedded store)', () => {
   let server: OrchServer
   before(async () => {
@@ -100,7 +83,7 @@ describe('shutdown', () => {
     const server = await startOrchServer(['--shutdown-delay-duration=60s'])
     try {
       server.child.kill('SIGTERM')
-      await logged(server, /shutting down/)
+      await server.waitForLog(/shutting down/)
       const readyz = await call(server.url, 'GET', '/readyz?verbose')
       assert.equal(readyz.status, 500)
       assert.equal(

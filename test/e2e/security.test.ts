@@ -21,17 +21,6 @@ const BOOTSTRAP_FILE_TOKEN = 'qrstuv.fedcba9876543210'
 const mode = (path: string) => statSync(path).mode & 0o777
 const unbase64 = (data: string) => Buffer.from(data, 'base64').toString('utf8')
 
-/** Waits until the server's log has a line matching `pattern` (log lines trail the responses). */
-async function logLine(server: OrchServer, pattern: RegExp, timeoutMs = 10_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const line = server.logs().split('\n').find((l) => pattern.test(l))
-    if (line) return line
-    if (Date.now() > deadline) assert.fail(`no log line matches ${pattern}:\n${server.logs()}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 function assertUnauthorized(result: HttpResult, what: string): void {
   assert.equal(result.status, 401, `${what}: ${result.text}`)
   assert.match(String(result.headers['content-type']), /^application\/json/, what)
@@ -212,7 +201,7 @@ describe('orch server: secure by default', () => {
     const result = await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps/probe-alice', undefined, {}, {as})
     assert.equal(result.status, 403, result.text)
     assert.match(result.json.message, /User "alice" cannot get resource "configmaps"/)
-    await logLine(server, /request method=GET path=\/api\/v1\/namespaces\/default\/configmaps\/probe-alice user=alice code=403/)
+    await server.waitForLog(/request method=GET path=\/api\/v1\/namespaces\/default\/configmaps\/probe-alice user=alice code=403/)
   })
 
   it('a forged bearer token is 401, even on /healthz', async () => {
@@ -255,7 +244,7 @@ describe('orch server: secure by default', () => {
     assert.equal(created.status, 201, created.text)
     assert.equal((await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps/by-jane', undefined, {}, {as})).status, 200)
     assert.equal((await call(server.url, 'DELETE', '/api/v1/namespaces/default/configmaps/by-jane', undefined, {}, {as})).status, 403, 'delete is not granted')
-    await logLine(server, /request method=POST path=\/api\/v1\/namespaces\/default\/configmaps user=jane code=201/)
+    await server.waitForLog(/request method=POST path=\/api\/v1\/namespaces\/default\/configmaps user=jane code=201/)
   })
 
   it('bootstrap tokens (--bootstrap-token, repeated or a comma list, and --bootstrap-token-file) authenticate as system:bootstrap:<id>', async () => {
@@ -264,7 +253,7 @@ describe('orch server: secure by default', () => {
       const path = '/apis/certificates.orch.io/v1/certificatesigningrequests'
       const result = await call(server.url, 'GET', path, undefined, {}, {as: {token}})
       assert.equal(result.status, 200, `system:bootstrappers may read CSRs: ${token}: ${result.text}`)
-      await logLine(server, new RegExp(`request method=GET path=${path} user=system:bootstrap:${id} code=200`))
+      await server.waitForLog(new RegExp(`request method=GET path=${path} user=system:bootstrap:${id} code=200`))
     }
   })
 
@@ -341,7 +330,7 @@ describe('orch server with --tls-cert-file, --tls-private-key-file and --client-
     const path = '/api/v1/namespaces/default/configmaps/probe-carol'
     const result = await call(server.url, 'GET', path, undefined, {}, {as: {cert: carol.certPem, key: carol.keyPem}})
     assert.equal(result.status, 403, result.text)
-    await logLine(server, new RegExp(`request method=GET path=${path} user=carol code=403`))
+    await server.waitForLog(new RegExp(`request method=GET path=${path} user=carol code=403`))
     // admin.crt is signed by the cluster CA of the data dir, which --client-ca-file replaced
     assertUnauthorized(await call(server.url, 'GET', '/api/v1/namespaces'), 'admin.crt')
     assert.match(server.logs(), /WARN .*admin\.crt is not signed by a CA of --client-ca-file/)

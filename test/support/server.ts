@@ -41,6 +41,9 @@ export interface OrchServer extends RunningOrch {
   key: string
   /** environment for running the CLI against this server: KUBECONFIG = admin.kubeconfig, HOME = home */
   cliEnv: {KUBECONFIG: string; HOME: string}
+  /** resolves with the first match of `pattern` in the log, once the server has logged it (rejects when
+   *  it exits first or after timeoutMs) */
+  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>
 }
 
 
@@ -121,15 +124,42 @@ export async function startOrchServer(args: string[] = [], options: StartOptions
   })
   const forget = cleanUpAtExit(() => child.kill('SIGKILL'))
   let output = ''
+  /** the pending waitForLog checks, run on every chunk of output and on exit */
+  const waiters = new Set<() => void>()
   const exited = new Promise<number | null>((resolveExit) =>
     child.on('exit', (code) => {
       forget()
+      for (const wake of waiters) wake()
       resolveExit(code)
     }),
   )
+  const waitForLog = (pattern: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> =>
+    new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer)
+        waiters.delete(check)
+      }
+      const timer = setTimeout(() => {
+        done()
+        reject(new Error(`orch server never logged ${pattern}:\n${output}`))
+      }, timeoutMs)
+      const check = (): void => {
+        const match = pattern.exec(output)
+        if (match) {
+          done()
+          resolve(match)
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          done()
+          reject(new Error(`orch server exited (${child.exitCode ?? child.signalCode}) before logging ${pattern}:\n${output}`))
+        }
+      }
+      waiters.add(check)
+      check()
+    })
   const url = await new Promise<string>((resolveUrl, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
+      for (const wake of waiters) wake()
       const match = /serving url=(\S+)/.exec(output)
       if (match) resolveUrl(match[1])
     }
@@ -155,6 +185,7 @@ export async function startOrchServer(args: string[] = [], options: StartOptions
     cliEnv: {KUBECONFIG: kubeconfig, HOME: home},
     child,
     logs: () => output,
+    waitForLog,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode
       child.kill(signal)
