@@ -12,6 +12,7 @@ export {JSON_TYPE, YAML_TYPE, CBOR_TYPE} from './serializers.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
 export const MERGE_PATCH = 'application/merge-patch+json'
+export const STRATEGIC_PATCH = 'application/strategic-merge-patch+json'
 
 /** default request body limit, as Kubernetes' 3 MiB */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -137,10 +138,12 @@ export function writtenNumbers(raw: Buffer, contentType: string | undefined): Nu
 
 /** Where the numbers a merge or JSON patch writes land in the patched object, with their text (Kubernetes'
  *  json-patch library keeps it): a merge patch's at their own paths, a JSON patch's where its operations
- *  put them. None for other patch types, whose values are decoded before they are applied. */
+ *  put them. A strategic merge patch's are decoded before it is applied: their text only tells how its
+ *  422 prints the patch, so they are given at their paths in the patch. None for apply patches. */
 export function patchNumbersOf(contentType: string | undefined, patch: unknown, raw: Buffer): NumberLiteralAt[] {
   const type = mediaTypeOf(contentType)
   if (type === MERGE_PATCH) return writtenNumbers(raw, type)
+  if (type === STRATEGIC_PATCH) return writtenNumbers(raw, JSON_TYPE)
   if (type === JSON_PATCH) return jsonPatchNumbers(patch, writtenNumbers(raw, type))
   return []
 }

@@ -9,7 +9,7 @@ import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
 import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
-import {acceptsGzip, decodeBody, isJsonBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, readBody, send, writtenNumbers} from './codec.js'
+import {acceptsGzip, decodeBody, isJsonBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send, writtenNumbers} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
@@ -21,10 +21,11 @@ import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 import type {RequestAuthorizer} from './authorize.js'
 import {assertDecodes, assertPatchedDecodes} from '../machinery/go-json.js'
+import {assertStrategicPatchConverts} from '../machinery/go-converter.js'
 import {readDeleteOptions} from './delete-options.js'
 import {bindPod, evictPod} from './pod-subresources.js'
 
-export const STRATEGIC_PATCH = 'application/strategic-merge-patch+json'
+export {STRATEGIC_PATCH}
 export const APPLY_YAML = 'application/apply-patch+yaml'
 export const APPLY_CBOR = 'application/apply-patch+cbor'
 
@@ -463,8 +464,8 @@ export class ResourceHandler {
     serializer: Serializer,
   ): Promise<void> {
     const contentType = mediaTypeOf(request.headers['content-type'])
-    if (verb === 'patch' && contentType !== JSON_PATCH && contentType !== MERGE_PATCH && !this.extraPatchTypes.has(contentType)) {
-      throw errors.unsupportedMediaType(contentType, [JSON_PATCH, MERGE_PATCH, ...this.extraPatchTypes.keys()])
+    if (verb === 'patch' && contentType !== JSON_PATCH && contentType !== MERGE_PATCH && contentType !== STRATEGIC_PATCH && !this.extraPatchTypes.has(contentType)) {
+      throw errors.unsupportedMediaType(contentType, [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, ...this.extraPatchTypes.keys()])
     }
     const decoder = verb === 'patch' ? (this.extraPatchTypes.get(contentType) ?? jsonSerializer) : undefined
     const raw = await readBody(request)
@@ -486,11 +487,14 @@ export class ResourceHandler {
           if (rv && rv !== current.metadata?.resourceVersion) throw errors.staleResourceVersion(registry.groupResource, info.name)
         } else if (contentType === JSON_PATCH) {
           wanted = assertBodyObject(applyJsonPatch(scale, body))
+        } else if (contentType === STRATEGIC_PATCH) {
+          wanted = assertBodyObject(strategicMergePatch(scale, body, scaleSchema))
         } else {
           // merge-style patches of a Scale touch spec.replicas only
           wanted = assertBodyObject(applyMergePatch(scale, body))
         }
-        if (verb === 'patch') assertPatchedDecodes(wanted, scaleSchema, 'v1', patchNumbers)
+        if (contentType === STRATEGIC_PATCH) assertStrategicPatchConverts(wanted, body, scaleSchema, patchNumbers)
+        if (verb === 'patch') assertPatchedDecodes(wanted, scaleSchema, 'v1', contentType === STRATEGIC_PATCH ? [] : patchNumbers)
         const replicas = replicasFromScale(wanted, info.name)
         return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', {
           ...options,
@@ -536,7 +540,10 @@ export class ResourceHandler {
           throw errors.staleResourceVersion(registry.groupResource, info.name)
         }
         registry.checkTypeMeta(patched)
-        assertPatchedDecodes(patched, registry.declaration.schema, registry.declaration.version, patchNumbers)
+        // a strategic merge patch's result is converted from maps, the others' decoded from JSON; what
+        // the converter lets through (3.0 for an int32) is then only checked for Go's ranges
+        if (contentType === STRATEGIC_PATCH) assertStrategicPatchConverts(patched, patch, registry.declaration.schema, patchNumbers)
+        assertPatchedDecodes(patched, registry.declaration.schema, registry.declaration.version, contentType === STRATEGIC_PATCH ? [] : patchNumbers)
         // what the schema does not know is dropped, as decoding into a typed object does (the body's
         // unknown fields were already warned about, or refused under Strict)
         pruneUnknownFields(patched, registry.declaration.schema)

@@ -309,19 +309,52 @@ describe('bad input: values of the wrong type', () => {
 
   it('a merge, strategic or JSON patch whose result has a value of the wrong type is 422 on field "patch", nothing changed', async () => {
     const live = (await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'pat'}, data: {a: '1'}})).json
-    const patches: [string, unknown][] = [
-      ['application/merge-patch+json', {data: {a: true}}],
-      ['application/strategic-merge-patch+json', {metadata: {labels: {x: 1}}}],
-      ['application/json-patch+json', [{op: 'add', path: '/immutable', value: 'yes'}]],
+    const patches: [string, unknown, RegExp][] = [
+      ['application/merge-patch+json', {data: {a: true}}, /json: cannot unmarshal/],
+      // the converter's error, the patch shown as Go prints a map
+      ['application/strategic-merge-patch+json', {metadata: {labels: {x: 1}}}, /^Invalid value: "map\[metadata:map\[labels:map\[x:1\]\]\]": cannot convert int64 to string$/],
+      ['application/json-patch+json', [{op: 'add', path: '/immutable', value: 'yes'}], /json: cannot unmarshal/],
     ]
-    for (const [contentType, patch] of patches) {
+    for (const [contentType, patch, message] of patches) {
       const result = await api('PATCH', `${configmaps}/pat`, patch, {'Content-Type': contentType})
       assert.equal(result.status, 422, `${contentType}: ${result.text}`)
       assert.equal(result.json.reason, 'Invalid')
       assert.equal(result.json.details.causes[0].field, 'patch')
-      assert.match(result.json.details.causes[0].message, /json: cannot unmarshal/)
+      assert.match(result.json.details.causes[0].message, message)
     }
     assert.equal((await api('GET', `${configmaps}/pat`)).json.metadata.resourceVersion, live.metadata.resourceVersion)
+  })
+
+  it('"a strategic merge patch is converted from maps": its 422 shows the patch as Go prints it (map[spec:map[replicas:three]]) with runtime\'s converter error (cannot convert, cannot restore struct/slice/map from), a whole float is taken, nothing changed', async () => {
+    const sts = '/apis/apps/v1/namespaces/default/statefulsets'
+    const created = await api('POST', sts, {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'converted'},
+      spec: {replicas: 1, serviceName: 's', selector: {matchLabels: {a: 'b'}}, template: {metadata: {labels: {a: 'b'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    })
+    assert.equal(created.status, 201, created.text)
+    const smp = {'Content-Type': 'application/strategic-merge-patch+json'}
+    const cases: [string, string][] = [
+      ['{"spec":{"replicas":"three"}}', 'Invalid value: "map[spec:map[replicas:three]]": cannot convert string to int32'],
+      ['{"spec":{"replicas":3.5}}', 'Invalid value: "map[spec:map[replicas:3.5]]": cannot convert float64 to int32'],
+      ['{"spec":{"selector":"x"}}', 'Invalid value: "map[spec:map[selector:x]]": cannot restore struct from: string'],
+      ['{"spec":{"template":{"spec":{"containers":{"a":1}}}}}', 'Invalid value: "map[spec:map[template:map[spec:map[containers:map[a:1]]]]]": cannot restore slice from map'],
+      ['{"metadata":{"labels":"x"}}', 'Invalid value: "map[metadata:map[labels:x]]": cannot restore map from string'],
+      ['{"metadata":{"annotations":{"b":[1.5e7,null,true,"s"],"a":2.0}}}', 'Invalid value: "map[metadata:map[annotations:map[a:2 b:[1.5e+07 <nil> true s]]]]": cannot convert []interface {} to string'],
+      ['{"metadata":{"creationTimestamp":5}}', 'Invalid value: "map[metadata:map[creationTimestamp:5]]": json: cannot unmarshal number into Go value of type string'],
+    ]
+    for (const [body, message] of cases) {
+      const result = await api('PATCH', `${sts}/converted`, body, smp)
+      assert.equal(result.status, 422, `${body}: ${result.text}`)
+      assert.equal(result.json.message, ` "" is invalid: patch: ${message}`)
+      assert.deepEqual(result.json.details.causes, [{reason: 'FieldValueInvalid', message, field: 'patch'}])
+    }
+    const scale = await api('PATCH', `${sts}/converted/scale`, '{"spec":{"replicas":"x"}}', smp)
+    assert.equal(scale.status, 422, scale.text)
+    assert.equal(scale.json.details.causes[0].message, 'Invalid value: "map[spec:map[replicas:x]]": cannot convert string to int32')
+    assert.equal((await api('GET', `${sts}/converted`)).json.metadata.resourceVersion, created.json.metadata.resourceVersion)
+    // the converter takes a whole float for an integer, and the scale subresource takes strategic patches
+    assert.equal((await api('PATCH', `${sts}/converted`, '{"spec":{"replicas":2.0}}', smp)).json.spec.replicas, 2)
+    assert.equal((await api('PATCH', `${sts}/converted/scale`, '{"spec":{"replicas":3}}', smp)).json.spec.replicas, 3)
   })
 
   it('server-side apply of a configuration with a value of the wrong type is 400 (not the 500 Kubernetes answers)', async () => {
