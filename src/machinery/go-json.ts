@@ -549,7 +549,31 @@ export function assertDecodes(body: AnyObject, schema: ObjectSchema, kind: Decod
  *  `patch`, the patched JSON as the value. */
 export function assertPatchedDecodes(patched: AnyObject, schema: ObjectSchema, pkg: string, writtenNumbers: readonly NumberLiteralAt[] = []): void {
   const problem = goDecodeErrorWritten(patched, schema, pkg, writtenNumbers)
-  if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), message: problem}])
+  if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: patchedJson(patched, writtenNumbers), message: problem}])
+}
+
+const HTML_ESCAPES: Record<string, string> = {'<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029'}
+
+/**
+ * The patched document as Kubernetes' json-patch library writes it: Go's json.Marshal of its maps (keys
+ * sorted, <, >, & escaped) with the patch's numbers as the patch wrote them (`3.0` stays `3.0`).
+ */
+function patchedJson(patched: AnyObject, writtenNumbers: readonly NumberLiteralAt[]): string {
+  const literals = new Map(writtenNumbers.map(({segments, literal}) => [segments.join('\0'), literal]))
+  const write = (value: unknown, path: string): string => {
+    if (typeof value === 'number' && literals.size > 0) {
+      const literal = literals.get(path)
+      if (literal !== undefined && Number(literal) === value) return literal
+    }
+    const at = (segment: string | number) => (path === '' ? String(segment) : `${path}\0${segment}`)
+    if (Array.isArray(value)) return `[${value.map((item, index) => write(item ?? null, at(index))).join(',')}]`
+    if (isPlainObject(value)) {
+      const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort()
+      return `{${keys.map((key) => `${write(key, '')}:${write(value[key], at(key))}`).join(',')}}`
+    }
+    return (JSON.stringify(value) ?? 'null').replace(/[<>&\u2028\u2029]/g, (c) => HTML_ESCAPES[c]!)
+  }
+  return write(patched, '')
 }
 
 // ---------- what Go's decoder makes of what it reads ----------

@@ -208,6 +208,10 @@ describe('bad input: values of the wrong type', () => {
       assert.equal(patched.status, 422, `${type}: ${patched.text}`)
       assert.equal(patched.json.details.causes[0].field, 'patch')
       assert.match(patched.json.details.causes[0].message, /: json: cannot unmarshal number 3\.0 into Go struct field StatefulSetSpec\.spec\.replicas of type int32$/)
+      // "the patched document as the json-patch library writes it": Go's map order, the patch's number as written
+      const shown = JSON.parse(patched.json.details.causes[0].message.match(/^Invalid value: ("(?:[^"\\]|\\.)*")/)[1])
+      assert.match(shown, /"replicas":3\.0,/)
+      assert.match(shown, /^\{"apiVersion":"apps\/v1","kind":"StatefulSet","metadata":\{"creationTimestamp":/)
     }
     const later = await api('PATCH', `${sts}/literal-yaml`, '[{"op":"replace","path":"/spec/replicas","value":3.0},{"op":"replace","path":"/spec/replicas","value":3}]', {'Content-Type': 'application/json-patch+json'})
     assert.equal(later.status, 200, `a later operation's whole number is what the result holds: ${later.text}`)
