@@ -12,6 +12,8 @@ export interface ApplyRequestOptions {
   context: RequestContext
   fieldManager: string
   force: boolean
+  /** runs once the configuration is applied, before the result is validated and stored */
+  afterApply?: () => void
 }
 
 export async function applyPatch(
@@ -52,6 +54,7 @@ export async function applyPatch(
         (current) => {
           const result = apply(current, config, declaration.schema, options.fieldManager, applyOptions)
           if (result.conflicts) throw applyConflictError(result.conflicts)
+          options.afterApply?.()
           return registry.prepareUpdate(current, result.object, info.subresource, {
             dryRun: options.dryRun,
             context: options.context,
@@ -67,6 +70,7 @@ export async function applyPatch(
     // absent: apply creates it
     const result = apply(undefined, config, declaration.schema, options.fieldManager, applyOptions)
     if (result.conflicts) throw applyConflictError(result.conflicts)
+    options.afterApply?.()
     try {
       const object = await registry.create(info.namespace, result.object, {dryRun: options.dryRun, context: options.context, managedFieldsDone: true, createOnUpdate: true})
       return {object, created: true}

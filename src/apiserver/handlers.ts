@@ -3,14 +3,16 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 import {pod, podBinding, podEviction} from '../api/core/pod.js'
 import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
-import {fieldProblems, scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, warningHeader} from '../machinery/field-validation.js'
+import {orderedFieldProblems, scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, unknownFieldsSorted, warningHeader} from '../machinery/field-validation.js'
+import {yamlDuplicateKeys} from '../machinery/yaml-duplicates.js'
+import {jsonPatchProblems, reportApplyYamlProblems, reportStrictProblems, type StrictProblems} from './strict-decoding.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
 import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
-import {acceptsGzip, decodeBody, isJsonBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send, writtenNumbers} from './codec.js'
-import {cborSerializer, jsonSerializer, serializerSet, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
+import {acceptsGzip, decodeBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send, writtenNumbers} from './codec.js'
+import {cborSerializer, jsonSerializer, serializerSet, YAML_TYPE, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
 import {replicasFromScale, toScale} from './scale.js'
@@ -20,7 +22,7 @@ import {serveWatch} from './watch.js'
 import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 import type {RequestAuthorizer} from './authorize.js'
-import {assertDecodes, assertPatchedDecodes} from '../machinery/go-json.js'
+import {assertDecodes, assertPatchedDecodes, decodeFailure} from '../machinery/go-json.js'
 import {assertStrategicPatchConverts} from '../machinery/go-converter.js'
 import {readDeleteOptions} from './delete-options.js'
 import {bindPod, evictPod} from './pod-subresources.js'
@@ -314,29 +316,38 @@ export class ResourceHandler {
     const validation = fieldValidationParam(query)
     /** the numbers of a merge or JSON patch as written, where the patched object has them */
     let patchNumbers: NumberLiteralAt[] = []
-    /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn) */
+    /** the body, with unknown and duplicate fields refused (Strict) or warned about (Warn); a patch's
+     *  own problems are kept in patchProblems for when its result is known */
+    let patchProblems: StrictProblems = {decoding: [], yaml: []}
     const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers, kind = declaration) => {
       const raw = await readBody(request)
       const decoded = decodeBody(raw, contentType, serializers, kind)
       const isObject = typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)
-      // unknown fields are dropped whatever the mode, as decoding into a typed object does; a patch
-      // keeps its $-directives and is only checked
       const isPatch = request.method === 'PATCH'
+      const type = mediaTypeOf(contentType) || JSON_TYPE
       // what JSON.parse does not tell: duplicate keys, and numbers such as 1.0 for an integer field
-      const scan = isJsonBody(contentType) ? scanJsonText(raw.toString('utf8')) : undefined
+      const scan = type === JSON_TYPE || ((type === MERGE_PATCH || type === STRATEGIC_PATCH) && validation !== 'Ignore') ? scanJsonText(raw.toString('utf8')) : undefined
       // values of the wrong type are refused as Go's decoder refuses them (a patch: its result, below)
       if (isObject && !isPatch) assertDecodes(decoded as AnyObject, kind.schema, kind, raw, scan?.numberLiterals)
       // a patch's numbers are checked as written in the patched object (below)
       else if (isPatch) patchNumbers = patchNumbersOf(contentType, decoded, raw)
-      const unknown = !isObject
-        ? []
-        : isPatch
-          ? unknownFields(decoded, kind.schema).filter((path) => !/(^|\.)\$/.test(path))
-          : pruneUnknownFields(decoded, kind.schema)
+      const yamlText = type === YAML_TYPE || type === APPLY_YAML
+      const yamlDuplicates = yamlText && validation !== 'Ignore' ? yamlDuplicateKeys(raw.toString('utf8')) : []
+      if (isPatch) {
+        // a merge or strategic merge patch's duplicates now, its result's unknown fields once it is
+        // applied; an apply patch's duplicate keys after the apply (its unknown fields fail the apply)
+        patchProblems = {decoding: (scan?.duplicates ?? []).map((path) => `duplicate field "${path}"`), yaml: yamlDuplicates}
+        return decoded
+      }
+      if (!isObject) return decoded
+      // unknown fields are dropped whatever the mode, as decoding into a typed object does; Go meets
+      // YAML as JSON written from maps, its keys sorted
+      const unknown = yamlText && validation !== 'Ignore' ? unknownFieldsSorted(decoded, kind.schema) : []
+      const pruned = pruneUnknownFields(decoded, kind.schema)
       if (validation !== 'Ignore') {
-        const problems = fieldProblems(unknown, scan?.duplicates ?? [])
-        if (problems.length > 0 && validation === 'Strict') throw errors.badRequest(`strict decoding error: ${problems.join(', ')}`)
-        warnings.push(...problems)
+        const decoding = scan ? orderedFieldProblems(raw.toString('utf8'), pruned, scan) : (yamlText ? unknown : pruned).map((path) => `unknown field "${path}"`)
+        // a create or update words it as any decode error: `ConfigMap in version "v1" cannot be handled as a ConfigMap: …`
+        reportStrictProblems({decoding, yaml: yamlDuplicates}, validation, warnings, (message) => decodeFailure(decoded as AnyObject, kind, raw, message))
       }
       return decoded
     }
@@ -378,6 +389,7 @@ export class ResourceHandler {
         const raw = await readBody(request)
         patch = decodeBody(raw, contentType, asSet)
         patchNumbers = patchNumbersOf(contentType, patch, raw)
+        if (validation !== 'Ignore') patchProblems = {decoding: jsonPatchProblems(raw.toString('utf8'), patch), yaml: []}
       } else {
         patch = await decodeChecked(contentType, asSet)
       }
@@ -387,16 +399,24 @@ export class ResourceHandler {
         return reply(created ? 201 : 200, object)
       }
       if (contentType === APPLY_YAML || contentType === APPLY_CBOR) {
+        let applyChecked = false
         const {object, created} = await applyPatch(registry, info, patch, {
           dryRun,
           context,
           fieldManager: query.get('fieldManager') ?? '',
           force: boolParam(query, 'force') ?? false,
+          afterApply: () => {
+            // warned about once however often the apply is retried
+            if (validation === 'Warn' && applyChecked) return
+            applyChecked = true
+            reportApplyYamlProblems(patchProblems.yaml, validation, warnings)
+          },
         })
         return reply(created ? 201 : 200, object)
       }
       if (query.has('force')) throw errors.badRequest('force may only be used with apply patches (application/apply-patch+yaml)')
-      const object = await this.patch(registry, info, contentType, patch, {dryRun, context, fieldManager}, patchNumbers)
+      const strict = {validation, problems: patchProblems, warnings}
+      const object = await this.patch(registry, info, contentType, patch, {dryRun, context, fieldManager, strict}, patchNumbers)
       return reply(200, object)
     }
     if (verb === 'delete' || verb === 'deletecollection') {
@@ -513,9 +533,11 @@ export class ResourceHandler {
     info: ResourceRequest,
     contentType: string,
     patch: unknown,
-    options: {dryRun: boolean; context: RequestContext; fieldManager?: string},
+    options: {dryRun: boolean; context: RequestContext; fieldManager?: string; strict: {validation: FieldValidation; problems: StrictProblems; warnings: string[]}},
     patchNumbers: readonly NumberLiteralAt[] = [],
   ): Promise<AnyObject> {
+    const {strict} = options
+    const warningsBefore = strict.warnings.length
     if ((contentType === MERGE_PATCH || contentType === STRATEGIC_PATCH) && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) {
       throw errors.badRequest('the merge patch must be a JSON object')
     }
@@ -544,9 +566,16 @@ export class ResourceHandler {
         // the converter lets through (3.0 for an int32) is then only checked for Go's ranges
         if (contentType === STRATEGIC_PATCH) assertStrategicPatchConverts(patched, patch, registry.declaration.schema, patchNumbers)
         assertPatchedDecodes(patched, registry.declaration.schema, registry.declaration.version, contentType === STRATEGIC_PATCH ? [] : patchNumbers)
-        // what the schema does not know is dropped, as decoding into a typed object does (the body's
-        // unknown fields were already warned about, or refused under Strict)
-        pruneUnknownFields(patched, registry.declaration.schema)
+        // the result's unknown fields, in the order Go meets them: the converter sorts its paths; a
+        // merge or JSON patch's result is JSON written from maps, keys sorted at each level
+        const schema = registry.declaration.schema
+        const unknown = contentType === STRATEGIC_PATCH ? unknownFields(patched, schema).sort() : unknownFieldsSorted(patched, schema)
+        // what the schema does not know is dropped, as decoding into a typed object does
+        pruneUnknownFields(patched, schema)
+        // a retried attempt reports its problems once
+        strict.warnings.length = warningsBefore
+        const decoding = [...strict.problems.decoding, ...unknown.map((path) => `unknown field "${path}"`)]
+        reportStrictProblems({decoding, yaml: []}, strict.validation, strict.warnings)
         return registry.prepareUpdate(current, patched, info.subresource, options)
       },
       {dryRun: options.dryRun, precondition, admit: {context: options.context, subresource: info.subresource}},

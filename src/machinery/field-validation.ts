@@ -17,12 +17,14 @@ function fieldsOf(schema: ObjectSchema): Map<string, Schema> {
   return out
 }
 
-function walk(value: unknown, schema: Schema, path: string, out: string[], prune = false): void {
+function walk(value: unknown, schema: Schema, path: string, out: string[], prune = false, sorted = false): void {
   if (value === null || value === undefined) return
   if (schema.type === 'object') {
     if (typeof value !== 'object' || Array.isArray(value)) return
     const fields = fieldsOf(schema)
-    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    const entries = Object.entries(value as Record<string, unknown>)
+    if (sorted) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    for (const [key, child] of entries) {
       const childPath = path ? `${path}.${key}` : key
       const childSchema = fields.get(key)
       if (!childSchema) {
@@ -31,14 +33,16 @@ function walk(value: unknown, schema: Schema, path: string, out: string[], prune
         if (prune) delete (value as Record<string, unknown>)[key]
         continue
       }
-      walk(child, childSchema, childPath, out, prune)
+      walk(child, childSchema, childPath, out, prune, sorted)
     }
   } else if (schema.type === 'array') {
     if (!Array.isArray(value)) return
-    value.forEach((item, index) => walk(item, schema.items, `${path}[${index}]`, out, prune))
+    value.forEach((item, index) => walk(item, schema.items, `${path}[${index}]`, out, prune, sorted))
   } else if (schema.type === 'map') {
     if (typeof value !== 'object' || Array.isArray(value)) return
-    for (const [key, child] of Object.entries(value as Record<string, unknown>)) walk(child, schema.values, `${path}.${key}`, out, prune)
+    const entries = Object.entries(value as Record<string, unknown>)
+    if (sorted) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    for (const [key, child] of entries) walk(child, schema.values, `${path}.${key}`, out, prune, sorted)
   }
 }
 
@@ -67,8 +71,10 @@ export interface NumberLiteralAt {
 }
 
 export interface JsonTextScan {
-  /** paths of keys that appear twice in one object */
+  /** paths of keys that appear twice in one object, in document order */
   duplicates: string[]
+  /** where each of those appears again in the text */
+  duplicateOffsets: number[]
   /** numbers whose text JSON.parse does not keep, in document order (the first MAX_NUMBER_LITERALS) */
   numberLiterals: NumberLiteralAt[]
 }
@@ -86,9 +92,10 @@ export function duplicateJsonFields(text: string): string[] {
 
 /** What JSON.parse does not tell of a JSON text: duplicate keys and how numbers were written. Every
  *  JSON write body goes through this, so it jumps from quote to quote and builds a path only for a
- *  duplicate. */
-export function scanJsonText(text: string): JsonTextScan {
+ *  duplicate. `firstOffsets`: paths mapped to -1, each set to where the path's key first appears. */
+export function scanJsonText(text: string, firstOffsets?: Map<string, number>): JsonTextScan {
   const out: string[] = []
+  const duplicateOffsets: number[] = []
   const numberLiterals: NumberLiteralAt[] = []
   let recordedSegments = 0
   /** the keys and indexes leading to the value being read */
@@ -134,9 +141,17 @@ export function scanJsonText(text: string): JsonTextScan {
       for (;;) {
         skipSpace()
         if (text.charCodeAt(i) !== 0x22) return
+        const keyOffset = i
         const key = readKey()
-        if (seen.has(key)) out.push(pathOf(key))
+        if (seen.has(key)) {
+          out.push(pathOf(key))
+          duplicateOffsets.push(keyOffset)
+        }
         seen.add(key)
+        if (firstOffsets) {
+          const path = pathOf(key)
+          if (firstOffsets.get(path) === -1) firstOffsets.set(path, keyOffset)
+        }
         skipSpace()
         if (text.charCodeAt(i) !== 0x3a /* : */) return
         i++
@@ -191,7 +206,7 @@ export function scanJsonText(text: string): JsonTextScan {
   } catch {
     // malformed JSON is reported by the decoder
   }
-  return {duplicates: out, numberLiterals}
+  return {duplicates: out, duplicateOffsets, numberLiterals}
 }
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore'
@@ -199,6 +214,42 @@ export type FieldValidation = 'Strict' | 'Warn' | 'Ignore'
 /** Kubernetes' wording: `unknown field "spec.x"`, `duplicate field "metadata.name"`. */
 export function fieldProblems(unknown: string[], duplicates: string[]): string[] {
   return [...duplicates.map((p) => `duplicate field "${p}"`), ...unknown.map((p) => `unknown field "${p}"`)]
+}
+
+/** `path` is `ancestor` or lies under it */
+function within(path: string, ancestor: string): boolean {
+  return path === ancestor || (path.startsWith(ancestor) && (path[ancestor.length] === '.' || path[ancestor.length] === '['))
+}
+
+/**
+ * The problems of a JSON body decoded into a typed object, as Go's strict decoder meets them: in the
+ * order of the text, an unknown field where its key first appears, a duplicate where its key appears
+ * again. A key that is both is only unknown, and nothing under an unknown field is looked at.
+ * `prefix` comes before each (`json patch ` for a JSON patch's operations).
+ */
+export function orderedFieldProblems(text: string, unknown: readonly string[], scan: JsonTextScan, prefix = ''): string[] {
+  const problems: {offset: number; text: string}[] = []
+  scan.duplicates.forEach((path, index) => {
+    if (unknown.some((field) => within(path, field))) return
+    problems.push({offset: scan.duplicateOffsets[index]!, text: `${prefix}duplicate field "${path}"`})
+  })
+  if (problems.length > 0 && unknown.length > 0) {
+    const offsets = new Map(unknown.map((path) => [path, -1]))
+    scanJsonText(text, offsets)
+    for (const path of unknown) problems.push({offset: offsets.get(path) ?? -1, text: `${prefix}unknown field "${path}"`})
+    // a stable sort keeps the unknown fields' own order where the text did not place them
+    problems.sort((a, b) => a.offset - b.offset)
+    return problems.map((problem) => problem.text)
+  }
+  return [...problems.map((problem) => problem.text), ...unknown.map((path) => `${prefix}unknown field "${path}"`)]
+}
+
+/** Paths of fields the schema does not know in `object` walked with its keys sorted: the order Go's
+ *  decoder meets them in JSON that Go wrote from maps (a patched document, YAML turned into JSON). */
+export function unknownFieldsSorted(object: unknown, schema: ObjectSchema): string[] {
+  const out: string[] = []
+  walk(object, schema, '', out, false, true)
+  return out
 }
 
 /** The Warning header value for a problem (RFC 7234: `299 - "text"`). */
