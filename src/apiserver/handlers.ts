@@ -13,7 +13,7 @@ import {ApiError, errors, formatFieldError, successStatus} from '../machinery/st
 import type {Catalog} from './catalog.js'
 import {acceptsGzip, decodeBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send, writtenNumbers} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, YAML_TYPE, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
-import type {ResourceRequest} from './requestinfo.js'
+import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
 import {replicasFromScale, toScale} from './scale.js'
 import {scaleSchema} from '../machinery/protobuf-schemas.js'
@@ -160,6 +160,8 @@ export class ResourceHandler {
     // to a named object; a method on the other shape is 405, as go-restful answers it
     if (verb === 'create' && info.name && !info.subresource) throw errors.methodNotAllowed()
     if ((verb === 'update' || verb === 'patch') && !info.name) throw errors.methodNotAllowed()
+    const nameProblems = info.name ? pathSegmentNameProblems(info.name) : []
+    if (nameProblems.length > 0) throw errors.badRequest(`Name parameter invalid: ${JSON.stringify(info.name)}: ${nameProblems.join(';')}`)
     return {declaration, registry: this.options.registries.get(declaration)!}
   }
 

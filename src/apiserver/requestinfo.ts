@@ -96,27 +96,41 @@ export function isWatch(query: URLSearchParams): boolean {
   return value !== null && value !== '0' && value !== 'false'
 }
 
-/** characters a path keeps as they are under the WHATWG URL parser (no `%`, `\`, dot segments) */
-const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/
-const DOT_SEGMENT = /\/\.\.?(?:\/|$)/
-/** characters a query keeps as they are (its percent-escapes are decoded the same way either way) */
-const PLAIN_QUERY = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*$/
-
-/** A request target's path and query, as `new URL(target, base)` gives them (400 where it fails). The
- *  WHATWG parser costs µs on every request, so it runs only for a target it could change:
- *  percent-escapes or dot segments in the path, characters it escapes, a fragment, a leading `//`. */
+/**
+ * A request target's path and query. The path is kept as written, as Go's server keeps it: dot
+ * segments are not resolved (a name `..` must reach the handler, which refuses it, and never resolve
+ * to the collection or namespace above it) and its percent-escapes are decoded segment by segment
+ * later. An absolute-form target (`https://host/path`) gives its path; a leading `//` or an escape
+ * that does not decode is 400.
+ */
 export function parseRequestTarget(target: string): {path: string; query: URLSearchParams} {
+  const hash = target.indexOf('#')
+  if (hash >= 0) target = target.slice(0, hash)
   const at = target.indexOf('?')
-  const path = at < 0 ? target : target.slice(0, at)
-  const search = at < 0 ? '' : target.slice(at + 1)
+  let path = at < 0 ? target : target.slice(0, at)
   // (URLSearchParams drops one leading `?` of a string: give it the target's own)
-  if (PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) && PLAIN_QUERY.test(search)) return {path, query: new URLSearchParams(at < 0 ? '' : target.slice(at))}
-  let url: URL
-  try {
-    url = new URL(target, 'https://orch')
-  } catch {
-    // e.g. `//[x]/`: a leading `//` makes the rest a host, which may not parse
-    throw errors.badRequest(`the request target ${JSON.stringify(target)} is not a valid URL path`)
+  const query = new URLSearchParams(at < 0 ? '' : target.slice(at))
+  if (!path.startsWith('/')) {
+    const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/.exec(path)
+    path = scheme ? path.slice(scheme[0].length) || '/' : path
   }
-  return {path: url.pathname, query: url.searchParams}
+  if (!path.startsWith('/') || path.startsWith('//')) throw invalidTarget(target)
+  if (path.includes('%')) {
+    try {
+      decodeURIComponent(path)
+    } catch {
+      throw invalidTarget(target)
+    }
+  }
+  return {path, query}
+}
+
+function invalidTarget(target: string): Error {
+  return errors.badRequest(`the request target ${JSON.stringify(target)} is not a valid URL path`)
+}
+
+/** apimachinery's IsValidPathSegmentName: the problems of a name given in a URL path */
+export function pathSegmentNameProblems(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`]
+  return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`)
 }
