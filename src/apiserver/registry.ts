@@ -66,6 +66,10 @@ export interface RegistryDependencies {
   watchHistoryMs?: number
 }
 
+/** Kubernetes' immortal namespaces (default, kube-system, kube-public), renamed: NamespaceLifecycle
+ *  refuses to delete them */
+export const IMMORTAL_NAMESPACES: ReadonlySet<string> = new Set(['default', 'orch-system', 'orch-public'])
+
 const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
 const GENERATE_NAME_ATTEMPTS = 8
 /** a longer generateName is cut to this, so that with the 5-character suffix the name fits 63
@@ -506,6 +510,9 @@ export class ResourceRegistry {
     options: {dryRun?: boolean; precondition?: string; admit?: {context: RequestContext; subresource: string}},
   ): Promise<AnyObject> {
     const key = this.key(namespace, name)
+    if (this.declaration.group === '' && this.declaration.resource === 'namespaces' && IMMORTAL_NAMESPACES.has(name)) {
+      throw errors.forbidden(this.groupResource, name, 'this namespace may not be deleted')
+    }
     for (;;) {
       const current = await this.deps.store.get(key)
       if (!current) throw errors.notFound(this.groupResource, name)
@@ -530,6 +537,9 @@ export class ResourceRegistry {
     options: DeleteOptions,
   ): Promise<{status: ReturnType<typeof successStatus>; code: number; object: AnyObject; deleted: boolean}> {
     const key = this.key(namespace, name)
+    if (this.declaration.group === '' && this.declaration.resource === 'namespaces' && IMMORTAL_NAMESPACES.has(name)) {
+      throw errors.forbidden(this.groupResource, name, 'this namespace may not be deleted')
+    }
     for (;;) {
       const current = await this.deps.store.get(key)
       if (!current) throw errors.notFound(this.groupResource, name)

@@ -100,6 +100,22 @@ describe('namespace lifecycle', () => {
     assert.equal((await api('GET', '/api/v1/namespaces/doomed/configmaps')).json.items.length, 0)
   })
 
+  it('"this namespace may not be deleted": default, orch-system and orch-public (Kubernetes\' immortal namespaces) are 403 Forbidden to delete, dry run too, and stay', async () => {
+    for (const name of ['default', 'orch-system', 'orch-public']) {
+      for (const query of ['', '?dryRun=All']) {
+        const refused = await api('DELETE', `/api/v1/namespaces/${name}${query}`)
+        assert.equal(refused.status, 403, refused.text)
+        assert.equal(refused.json.reason, 'Forbidden')
+        assert.equal(refused.json.message, `namespaces "${name}" is forbidden: this namespace may not be deleted`)
+      }
+      const live = (await api('GET', `/api/v1/namespaces/${name}`)).json
+      assert.equal(live.status.phase, 'Active')
+      assert.equal(live.metadata.deletionTimestamp, undefined)
+    }
+    // orch-node-lease is not one of them, as kube-node-lease is not
+    assert.equal((await api('DELETE', '/api/v1/namespaces/orch-node-lease?dryRun=All')).status, 200)
+  })
+
   it('creating in a Terminating namespace is 403 Forbidden naming the object, with a NamespaceTerminating cause at metadata.namespace (NamespaceLifecycle)', async () => {
     await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'held'}})
     await api('POST', '/api/v1/namespaces/held/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'pin', finalizers: ['example.com/pin']}})
