@@ -14,6 +14,8 @@ import type {Catalog} from './catalog.js'
 import {acceptsGzip, decodeBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send, writtenNumbers} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, YAML_TYPE, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
+import type {ListParams} from './registry-list.js'
+import {dryRunParam, fieldManagerOf, fieldValidationParam, validateWriteOptions} from './write-options.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
 import {replicasFromScale, toScale} from './scale.js'
 import {scaleSchema} from '../machinery/protobuf-schemas.js'
@@ -56,12 +58,33 @@ export type VirtualKindHandler = (body: AnyObject, user: UserInfo | undefined) =
 const VIEW_GROUPS = ['meta.orch.io', 'meta.k8s.io']
 const NEWLINE = Buffer.from('\n')
 
+/** A boolean query parameter as Kubernetes converts it (Convert_Slice_string_To_bool): `0` and any
+ *  case of `false` are false, anything else true; undefined when absent. */
 function boolParam(query: URLSearchParams, name: string): boolean | undefined {
   const value = query.get(name)
   if (value === null) return undefined
-  if (value === '' || value === 'true' || value === '1') return true
-  if (value === 'false' || value === '0') return false
-  throw errors.badRequest(`invalid boolean value for ${name}: ${value}`)
+  return !(value === '0' || value.toLowerCase() === 'false')
+}
+
+/** `pretty` as Kubernetes reads it: strconv.ParseBool, a value it cannot parse meaning false */
+function prettyParam(query: URLSearchParams): boolean {
+  return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(query.get('pretty') ?? '')
+}
+
+/** The ListOptions of a list, watch or deletecollection, all decoded whichever verb uses them, as
+ *  Kubernetes decodes them (a bad one is 400 for any of the three). */
+function listOptionsOf(query: URLSearchParams): ListParams & {timeoutSeconds?: number; allowWatchBookmarks: boolean; sendInitialEvents?: boolean} {
+  return {
+    labelSelector: query.get('labelSelector') ?? undefined,
+    fieldSelector: query.get('fieldSelector') ?? undefined,
+    limit: intParam(query, 'limit'),
+    continue: query.get('continue') ?? undefined,
+    resourceVersion: query.get('resourceVersion') ?? undefined,
+    resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
+    timeoutSeconds: intParam(query, 'timeoutSeconds'),
+    allowWatchBookmarks: boolParam(query, 'allowWatchBookmarks') ?? false,
+    sendInitialEvents: boolParam(query, 'sendInitialEvents'),
+  }
 }
 
 function intParam(query: URLSearchParams, name: string): number | undefined {
@@ -76,35 +99,6 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
 }
 
 const INT64_MAX = 2n ** 63n - 1n
-
-function dryRunParam(query: URLSearchParams): boolean {
-  const values = query.getAll('dryRun')
-  for (const value of values) {
-    if (value !== 'All') {
-      throw errors.invalid({group: 'meta.orch.io', kind: 'CreateOptions'}, '', [
-        {type: 'FieldValueNotSupported', field: 'dryRun', value, message: 'supported values: "All"'},
-      ])
-    }
-  }
-  return values.length > 0
-}
-
-/** The field manager of a write: ?fieldManager, else the User-Agent's product (as Kubernetes). */
-function fieldManagerOf(query: URLSearchParams, request: IncomingMessage): string {
-  const given = query.get('fieldManager')
-  if (given !== null) {
-    if (given.length > 128) throw errors.badRequest(`fieldManager: Too long: may not be more than 128 bytes`)
-    return given
-  }
-  const agent = String(request.headers['user-agent'] ?? '').split('/')[0].trim()
-  return (agent || 'unknown').slice(0, 128)
-}
-
-function fieldValidationParam(query: URLSearchParams): FieldValidation {
-  const value = query.get('fieldValidation') ?? 'Warn'
-  if (value === 'Strict' || value === 'Warn' || value === 'Ignore') return value
-  throw errors.badRequest(`fieldValidation: Unsupported value: "${value}": supported values: "Ignore", "Strict", "Warn"`)
-}
 
 export class ResourceHandler {
   readonly serializers: SerializerSet
@@ -221,7 +215,7 @@ export class ResourceHandler {
       return proxyToAgent(request, response, node, rest, search ? `?${search}` : '', this.options.agentCredentials?.())
     }
     const verb = info.verb as Verb
-    const pretty = boolParam(query, 'pretty') ?? false
+    const pretty = prettyParam(query)
     const gzip = (verb === 'get' || verb === 'list') && this.options.gates['APIResponseCompression'] !== false && acceptsGzip(request)
     const now = this.options.now()
     const includeObject = query.get('includeObject') ?? undefined
@@ -233,19 +227,21 @@ export class ResourceHandler {
       const body = info.subresource === 'scale' ? toScale(object) : objectView(declaration, object, negotiated.view, now, includeObject)
       return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})
     }
+    const listOptions = verb === 'list' || verb === 'watch' || verb === 'deletecollection' ? listOptionsOf(query) : undefined
     if (verb === 'list') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadataList'])
       checkTableOptions(negotiated.view, includeObject)
       const asJson = isPlainJson(negotiated, pretty)
+      const {labelSelector, fieldSelector, limit, continue: token, resourceVersion, resourceVersionMatch} = listOptions!
       const result = await registry.list(info.namespace, {
         encoded: asJson,
         consistentFromCache: this.options.gates['ConsistentListFromCache'] !== false,
-        labelSelector: query.get('labelSelector') ?? undefined,
-        fieldSelector: query.get('fieldSelector') ?? undefined,
-        limit: intParam(query, 'limit'),
-        continue: query.get('continue') ?? undefined,
-        resourceVersion: query.get('resourceVersion') ?? undefined,
-        resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
+        labelSelector,
+        fieldSelector,
+        limit,
+        continue: token,
+        resourceVersion,
+        resourceVersionMatch,
         sendInitialEvents: query.has('sendInitialEvents'),
       })
       if (asJson) {
@@ -274,13 +270,13 @@ export class ResourceHandler {
         registry,
         info.namespace,
         {
-          resourceVersion: query.get('resourceVersion') ?? undefined,
-          resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
-          sendInitialEvents: boolParam(query, 'sendInitialEvents'),
-          allowWatchBookmarks: boolParam(query, 'allowWatchBookmarks') ?? false,
-          timeoutSeconds: intParam(query, 'timeoutSeconds'),
-          labelSelector: query.get('labelSelector') ?? undefined,
-          fieldSelector: query.get('fieldSelector') ?? undefined,
+          resourceVersion: listOptions!.resourceVersion,
+          resourceVersionMatch: listOptions!.resourceVersionMatch,
+          sendInitialEvents: listOptions!.sendInitialEvents,
+          allowWatchBookmarks: listOptions!.allowWatchBookmarks,
+          timeoutSeconds: listOptions!.timeoutSeconds,
+          labelSelector: listOptions!.labelSelector,
+          fieldSelector: listOptions!.fieldSelector,
           watchListEnabled: this.options.gates['WatchList'] !== false,
         },
         {
@@ -307,6 +303,9 @@ export class ResourceHandler {
             headers: warningHeaders(),
             declaration,
           })
+    // a create's or update's options are checked before its body is read; a patch's once its media
+    // type is known to be served (415 first, as in Kubernetes)
+    if (verb === 'create' || verb === 'update') validateWriteOptions(verb, query)
     // a delete's dryRun is one of its DeleteOptions, read and validated with the others
     const dryRun = verb === 'delete' || verb === 'deletecollection' ? false : dryRunParam(query)
     const fieldManager = fieldManagerOf(query, request)
@@ -373,7 +372,7 @@ export class ResourceHandler {
       return reply(201, created)
     }
     if (info.subresource === 'scale' && (verb === 'update' || verb === 'patch')) {
-      return this.scale(request, response, registry, info, verb, {dryRun, context}, negotiated.serializer)
+      return this.scale(request, response, registry, info, verb, {dryRun, context}, negotiated.serializer, query)
     }
     if (verb === 'update') {
       const body = assertBodyObject(await decodeChecked())
@@ -385,6 +384,7 @@ export class ResourceHandler {
       const decoders = this.patchDecoders()
       const decoder = decoders.get(contentType)
       if (!decoder) throw errors.unsupportedMediaType(contentType, [...decoders.keys()])
+      validateWriteOptions('patch', query, contentType)
       const asSet: SerializerSet = {all: [decoder], byMediaType: () => decoder}
       let patch: unknown
       if (contentType === JSON_PATCH) {
@@ -416,7 +416,6 @@ export class ResourceHandler {
         })
         return reply(created ? 201 : 200, object)
       }
-      if (query.has('force')) throw errors.badRequest('force may only be used with apply patches (application/apply-patch+yaml)')
       const strict = {validation, problems: patchProblems, warnings}
       const object = await this.patch(registry, info, contentType, patch, {dryRun, context, fieldManager, strict}, patchNumbers)
       return reply(200, object)
@@ -437,11 +436,9 @@ export class ResourceHandler {
         context,
       )
       if (verb === 'deletecollection') {
-        const status = await registry.deleteCollection(
-          info.namespace,
-          {labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined},
-          options,
-        )
+        const {labelSelector, fieldSelector, limit, continue: token, resourceVersion, resourceVersionMatch} = listOptions!
+        // what is deleted is what a list with these options gives (one page with a limit), as in Kubernetes
+        const status = await registry.deleteCollection(info.namespace, {labelSelector, fieldSelector, limit, continue: token, resourceVersion, resourceVersionMatch}, options)
         return send(response, 200, status, {serializer: negotiated.serializer, pretty, declaration})
       }
       const result = await registry.delete(info.namespace, info.name, options)
@@ -463,15 +460,14 @@ export class ResourceHandler {
     const handler = this.options.virtualKinds?.get(`${declaration.resource}.${declaration.group}`)
     if (!handler) throw errors.methodNotAllowed()
     const negotiated = this.negotiate(request, declaration, [])
-    dryRunParam(query)
-    fieldValidationParam(query)
+    validateWriteOptions('create', query)
     const raw = await readBody(request)
     const body = assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration))
     assertDecodes(body, declaration.schema, declaration, raw, writtenNumbers(raw, request.headers['content-type']))
     pruneUnknownFields(body, declaration.schema)
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
     const answer = handler(body, user)
-    const pretty = boolParam(query, 'pretty') ?? false
+    const pretty = prettyParam(query)
     return send(response, 201, {...answer, apiVersion, kind: declaration.kind}, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, declaration})
   }
 
@@ -484,11 +480,13 @@ export class ResourceHandler {
     verb: 'update' | 'patch',
     options: {dryRun: boolean; context: RequestContext},
     serializer: Serializer,
+    query: URLSearchParams,
   ): Promise<void> {
     const contentType = mediaTypeOf(request.headers['content-type'])
     if (verb === 'patch' && contentType !== JSON_PATCH && contentType !== MERGE_PATCH && contentType !== STRATEGIC_PATCH && !this.extraPatchTypes.has(contentType)) {
       throw errors.unsupportedMediaType(contentType, [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, ...this.extraPatchTypes.keys()])
     }
+    if (verb === 'patch') validateWriteOptions('patch', query, contentType)
     const decoder = verb === 'patch' ? (this.extraPatchTypes.get(contentType) ?? jsonSerializer) : undefined
     const raw = await readBody(request)
     const body = decoder ? decodeBody(raw, contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(raw, request.headers['content-type'], this.serializers)
@@ -505,6 +503,8 @@ export class ResourceHandler {
         let wanted: AnyObject
         if (verb === 'update') {
           wanted = assertBodyObject(body)
+          // the Scale names the object of the URL, as any update's body must
+          checkName(wanted, info.name, info.namespace)
           const rv = wanted.metadata?.resourceVersion
           if (rv && rv !== current.metadata?.resourceVersion) throw errors.staleResourceVersion(registry.groupResource, info.name)
         } else if (contentType === JSON_PATCH) {

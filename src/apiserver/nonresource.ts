@@ -7,6 +7,7 @@ import {JSON_TYPE, send} from './codec.js'
 import {apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo} from './discovery.js'
 import {aggregatedDiscovery, aggregatedMediaType, discoveryETag, discoveryFormat, type DiscoveryVersion} from './discovery-aggregated.js'
 import {openAPIV2, openAPIV3Document, openAPIV3Root} from './openapi.js'
+import {encodeOpenAPIV2Protobuf, OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_CLIENT} from './openapi-v2-protobuf.js'
 
 export class NonResourceHandler {
   private readonly openapiCache = new Map<string, unknown>()
@@ -18,7 +19,7 @@ export class NonResourceHandler {
     if (request.method !== 'GET' && request.method !== 'HEAD') return false
     const declarations = this.catalog.declarations
     const reply = (body: unknown) => {
-      // JSON only: a client asking for nothing else (kubectl's protobuf OpenAPI) gets 406 and falls back
+      // JSON only: a client asking for nothing else gets 406
       if (!negotiate(request.headers.accept, {mediaTypes: [JSON_TYPE], viewGroups: [], views: []})) {
         throw errors.notAcceptable([JSON_TYPE])
       }
@@ -44,7 +45,7 @@ export class NonResourceHandler {
     if (parts[0] === 'apis' && parts.length === 3 && this.catalog.groups().get(parts[1])?.includes(parts[2])) {
       return reply(apiResourceList(declarations, parts[1], parts[2]))
     }
-    if (path === '/openapi/v2') return reply(this.cached('v2', () => openAPIV2(declarations)))
+    if (path === '/openapi/v2') return this.replyOpenAPIV2(request, response)
     if (path === '/openapi/v3' || path === '/openapi/v3/') return reply(this.cached('v3', () => openAPIV3Root(declarations)))
     if (parts[0] === 'openapi' && parts[1] === 'v3') {
       const rest = parts.slice(2)
@@ -56,6 +57,22 @@ export class NonResourceHandler {
       }
     }
     return false
+  }
+
+  /** /openapi/v2: JSON, or gnostic's openapi.v2.Document protobuf (kubectl validates `kind: List` files with
+   *  it); as kube-openapi, either protobuf media type is answered with OPENAPI_V2_PROTOBUF. */
+  private replyOpenAPIV2(request: IncomingMessage, response: ServerResponse): true {
+    const mediaTypes = [JSON_TYPE, OPENAPI_V2_PROTOBUF_CLIENT, OPENAPI_V2_PROTOBUF]
+    const negotiated = negotiate(request.headers.accept, {mediaTypes, viewGroups: [], views: []})
+    if (!negotiated) throw errors.notAcceptable(mediaTypes)
+    const document = this.cached('v2', () => openAPIV2(this.catalog.declarations))
+    if (negotiated.mediaType === JSON_TYPE) {
+      send(response, 200, document, {headers: {Vary: 'Accept'}})
+    } else {
+      const bytes = this.cached('v2:protobuf', () => encodeOpenAPIV2Protobuf(document))
+      send(response, 200, bytes, {preEncoded: true, headers: {'Content-Type': OPENAPI_V2_PROTOBUF, Vary: 'Accept'}})
+    }
+    return true
   }
 
   /** The aggregated document (built once: the declarations do not change), or 304 when the client's

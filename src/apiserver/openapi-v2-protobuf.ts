@@ -12,6 +12,11 @@ import {I64, LEN, VARINT, Writer} from '../machinery/protobuf-wire.js'
 
 type Json = Record<string, unknown>
 
+/** What kube-openapi answers with, whichever of the two protobuf media types was asked for */
+export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf'
+/** What client-go (kubectl) asks for; kube-openapi calls it deprecated but serves it */
+export const OPENAPI_V2_PROTOBUF_CLIENT = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf'
+
 /** The gnostic openapi.v2.Document protobuf of a Swagger 2.0 document (as openAPIV2() builds it). */
 export function encodeOpenAPIV2Protobuf(document: unknown): Buffer {
   const w = new Writer(1 << 16)

@@ -13,6 +13,9 @@ import type {ResourceRequest} from './requestinfo.js'
  * already, being deleted or gated (409), or is not the pod the binding's uid / resourceVersion name.
  */
 export async function bindPod(registry: ResourceRegistry, info: ResourceRequest, binding: AnyObject, options: {dryRun: boolean; context: RequestContext}): Promise<void> {
+  // create's EnsureObjectNamespaceMatchesRequestNamespace, then the binding's own name check
+  const namespace = binding.metadata?.namespace
+  if (namespace && namespace !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
   if ((binding.metadata?.name ?? '') !== info.name) throw errors.badRequest('name in URL does not match name in Binding object')
   const causes = validateBinding(binding)
   if (causes.length > 0) throw errors.invalid({group: '', kind: 'Binding'}, info.name, causes)

@@ -623,7 +623,8 @@ export class ResourceRegistry {
   }
 
   async deleteCollection(namespace: string, params: ListParams, options: DeleteOptions): Promise<ReturnType<typeof successStatus>> {
-    const listed = await this.list(namespace, {labelSelector: params.labelSelector, fieldSelector: params.fieldSelector})
+    const {labelSelector, fieldSelector, limit, continue: token, resourceVersion, resourceVersionMatch} = params
+    const listed = await this.list(namespace, {labelSelector, fieldSelector, limit, continue: token, resourceVersion, resourceVersionMatch})
     for (const object of listed.items) {
       try {
         await this.delete(object.metadata!.namespace ?? '', object.metadata!.name, options)

@@ -93,7 +93,8 @@ export function resolveRequestInfo(method: string, path: string, query: URLSearc
 
 export function isWatch(query: URLSearchParams): boolean {
   const value = query.get('watch')
-  return value !== null && value !== '0' && value !== 'false'
+  // Convert_Slice_string_To_bool: 0 and any case of false are false
+  return value !== null && value !== '0' && value.toLowerCase() !== 'false'
 }
 
 /**

@@ -14,11 +14,7 @@ export interface VirtualKindSources {
 
 function tokenReview(authenticator: VirtualKindSources['authenticator'], body: AnyObject): AnyObject {
   const token = body.spec?.token
-  if (typeof token !== 'string' || token === '') {
-    throw errors.invalid({group: 'authentication.orch.io', kind: 'TokenReview'}, '', [
-      {type: 'FieldValueRequired', field: 'spec.token', message: 'Required value'},
-    ])
-  }
+  if (typeof token !== 'string' || token === '') throw errors.badRequest('token is required for TokenReview in authentication.orch.io')
   const result = authenticator.authenticateToken(token)
   const audiences: string[] = Array.isArray(body.spec.audiences) ? body.spec.audiences : []
   const status: AnyObject =

@@ -34,7 +34,8 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
       throw errors.badRequest(`invalid JSON patch operation at index ${index}: each operation needs "op" and "path"`)
     }
     if (!['add', 'remove', 'replace', 'move', 'copy', 'test'].includes(op.op)) {
-      throw errors.badRequest(`Unexpected kind: ${op.op}`)
+      // json-patch's Apply fails on it, which the patcher answers 422
+      throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: Unexpected kind: ${op.op}`)
     }
     // a value cannot move into itself (RFC 6902 4.4: from may not be a proper prefix of path); unchecked,
     // the document would contain itself

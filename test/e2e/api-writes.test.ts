@@ -75,3 +75,87 @@ describe('API writes: dryRun and fieldValidation', () => {
     assert.equal(result.headers['warning'], undefined)
   })
 })
+
+describe('API writes: the options of a write and list, as Kubernetes decodes and validates them', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  const base = '/api/v1/namespaces/default/configmaps'
+  const sts = '/apis/apps/v1/namespaces/default/statefulsets'
+  before(async () => {
+    server = await startOrchServer(['--controllers='])
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+  })
+  after(async () => server.cleanup())
+
+  it('"ValidateCreateOptions / UpdateOptions / PatchOptions": every bad option in one 422 naming the options kind (fieldManager too long or unprintable, dryRun, fieldValidation; force on a non-apply patch)', async () => {
+    const long = 'm'.repeat(129)
+    const create = await api('POST', `${base}?fieldManager=${long}&dryRun=bogus&fieldValidation=bogus`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'opts'}})
+    assert.equal(create.status, 422, create.text)
+    assert.equal(
+      create.json.message,
+      'CreateOptions.meta.orch.io "" is invalid: [fieldManager: Too long: may not be more than 128 bytes, dryRun: Unsupported value: "bogus": supported values: "All", fieldValidation: Unsupported value: "bogus": supported values: "Ignore", "Strict", "Warn"]',
+    )
+    assert.equal((await api('GET', `${base}/opts`)).status, 404)
+    assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'opts'}})).status, 201)
+    const update = await api('PUT', `${base}/opts?fieldManager=%01abc`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'opts'}})
+    assert.equal(update.status, 422, update.text)
+    assert.equal(update.json.message, 'UpdateOptions.meta.orch.io "" is invalid: fieldManager: Invalid value: "\\x01abc": invalid character U+0001 (at position 0)')
+    const patch = await api('PATCH', `${base}/opts?force=true`, {data: {a: 'b'}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(patch.status, 422, patch.text)
+    assert.equal(patch.json.message, 'PatchOptions.meta.orch.io "" is invalid: force: Forbidden: may not be specified for non-apply patch')
+    // an unserved patch type is 415 before its options are looked at
+    assert.equal((await api('PATCH', `${base}/opts?force=true`, {}, {'Content-Type': 'text/plain'})).status, 415)
+  })
+
+  it('"Convert_Slice_string_To_bool": 0 and any case of false are false, any other value true; pretty reads as strconv.ParseBool, an unreadable value being false', async () => {
+    const list = await api('GET', `${base}?watch=False`)
+    assert.equal(list.status, 200, 'watch=False is a list')
+    assert.equal(list.json.kind, 'ConfigMapList')
+    assert.equal((await api('GET', `${base}?watch=0`)).json.kind, 'ConfigMapList')
+    assert.equal((await api('GET', `${base}?pretty=maybe`)).status, 200)
+    assert.ok((await api('GET', `${base}?pretty=TRUE`)).text.includes('\n  '), 'pretty=TRUE is pretty')
+    assert.ok(!(await api('GET', `${base}?pretty=maybe`)).text.includes('\n  '), 'an unreadable pretty is false')
+  })
+
+  it('"the list options are decoded whichever verb uses them": a bad limit or timeoutSeconds is 400 for a list, a watch and a deletecollection, and deletecollection then deletes nothing', async () => {
+    for (const name of ['keep-a', 'keep-b']) assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name}})).status, 201)
+    for (const bad of ['limit=abc', 'timeoutSeconds=abc']) {
+      assert.equal((await api('GET', `${base}?${bad}`)).status, 400, `list ${bad}`)
+      assert.equal((await api('GET', `${base}?watch=1&${bad}`)).status, 400, `watch ${bad}`)
+      assert.equal((await api('DELETE', `${base}?${bad}`)).status, 400, `deletecollection ${bad}`)
+    }
+    for (const bad of ['resourceVersionMatch=bogus', 'continue=garbage']) {
+      const refused = await api('DELETE', `${base}?${bad}`)
+      assert.ok(refused.status >= 400 && refused.status < 500, `deletecollection ${bad}: ${refused.text}`)
+    }
+    const names = (await api('GET', base)).json.items.map((item: {metadata: {name: string}}) => item.metadata.name)
+    assert.ok(names.includes('keep-a') && names.includes('keep-b'), names.join(','))
+    // a limit makes deletecollection delete one page, as its list gives
+    assert.equal((await api('DELETE', `${base}?limit=1`)).status, 200)
+    assert.equal((await api('GET', base)).json.items.length, names.length - 1)
+  })
+
+  it('"the name of the object () does not match the name on the URL": a PUT of a Scale without the name is 400, replicas unchanged', async () => {
+    const created = await api('POST', sts, {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'named'},
+      spec: {replicas: 2, serviceName: 's', selector: {matchLabels: {a: 'b'}}, template: {metadata: {labels: {a: 'b'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    })
+    assert.equal(created.status, 201, created.text)
+    for (const body of [{}, {spec: {replicas: 5}}]) {
+      const put = await api('PUT', `${sts}/named/scale`, body)
+      assert.equal(put.status, 400, put.text)
+      assert.equal(put.json.message, 'the name of the object () does not match the name on the URL (named)')
+    }
+    assert.equal((await api('GET', `${sts}/named`)).json.spec.replicas, 2)
+  })
+
+  it('a JSON patch with an unknown op is 422 (json-patch\'s Apply fails on it); a TokenReview without a token is 400 "token is required"', async () => {
+    assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'jp'}})).status, 201)
+    const unknownOp = await api('PATCH', `${base}/jp`, [{op: 'bogus', path: '/data/a'}], {'Content-Type': 'application/json-patch+json'})
+    assert.equal(unknownOp.status, 422, unknownOp.text)
+    assert.equal(unknownOp.json.message, 'the server rejected our request due to an error in our request: Unexpected kind: bogus')
+    const review = await api('POST', '/apis/authentication.orch.io/v1/tokenreviews', {apiVersion: 'authentication.orch.io/v1', kind: 'TokenReview', spec: {token: ''}})
+    assert.equal(review.status, 400, review.text)
+    assert.equal(review.json.message, 'token is required for TokenReview in authentication.orch.io')
+  })
+})
