@@ -8,6 +8,8 @@
 // empty repeated fields) are left out, maps keep the document's key order, a oneof takes the last of its
 // alternatives that fits the value, and vendor extensions, enum values, defaults and examples are
 // `Any{yaml}` holding the value as go-yaml v3 marshals it.
+// (Checked byte for byte against gnostic-models v0.6.8, kubectl 1.32's, on the whole document. One known gap:
+// go-yaml folds a raw U+0085/U+2028/U+2029 inside a JSON string, which is not reproduced here.)
 import {I64, LEN, VARINT, Writer} from '../machinery/protobuf-wire.js'
 
 type Json = Record<string, unknown>

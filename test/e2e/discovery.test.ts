@@ -124,8 +124,11 @@ describe('discovery', () => {
     assert.equal(v2.json.swagger, '2.0')
   })
 
-  it('/openapi/v2 asked only as protobuf is 406, so kubectl falls back', async () => {
+  it('/openapi/v2 asked as protobuf is gnostic\'s protobuf (kubectl validates kind: List with it); an Accept it cannot serve is 406', async () => {
     const result = await call(server.url, 'GET', '/openapi/v2', undefined, {Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf'})
-    assert.equal(result.status, 406)
+    assert.equal(result.status, 200)
+    assert.equal(result.headers['content-type'], 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf')
+    assert.ok(result.raw.length > 1000)
+    assert.equal((await call(server.url, 'GET', '/openapi/v2', undefined, {Accept: 'application/yaml'})).status, 406)
   })
 })
