@@ -62,7 +62,42 @@ export function decodeBody(body: Buffer, contentType: string | undefined, serial
   if (body.length === 0 || (serializer.mediaType !== 'application/cbor' && onlyWhiteSpace(body))) {
     throw errors.badRequest('the request body is empty')
   }
-  return serializer.decode(body, declaration)
+  const decoded = serializer.decode(body, declaration)
+  assertNestingDepth(decoded)
+  return decoded
+}
+
+/**
+ * How deep a request body may nest. Kubernetes' decoders stop at 10,000 levels; orch's code walks
+ * objects recursively (patches, managedFields, encoders), and past ~2,000 levels a later patch or a
+ * YAML read of the stored object would overflow the stack, so orch stops at 1,000 — far beyond any
+ * real object — rather than store what it could not serve.
+ */
+export const MAX_NESTING_DEPTH = 1000
+
+/** 400, worded as Go's JSON scanner words it, for a body nested deeper than MAX_NESTING_DEPTH (the
+ *  recursion stops at that depth, which the stack holds easily). */
+export function assertNestingDepth(value: unknown): void {
+  const opener = tooDeep(value, 1)
+  if (opener !== undefined) throw errors.badRequest(`invalid character '${opener}' exceeded max depth`)
+}
+
+/** the opening character of the first value found past MAX_NESTING_DEPTH, or undefined */
+function tooDeep(value: unknown, depth: number): string | undefined {
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return undefined
+  if (depth > MAX_NESTING_DEPTH) return Array.isArray(value) ? '[' : '{'
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = tooDeep(item, depth + 1)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const key in value) {
+    const found = tooDeep((value as Record<string, unknown>)[key], depth + 1)
+    if (found !== undefined) return found
+  }
+  return undefined
 }
 
 export interface SendOptions {

@@ -361,6 +361,41 @@ describe('bad input: values of the wrong type', () => {
     assert.equal((await api('PATCH', `${sts}/converted/scale`, '{"spec":{"replicas":3}}', smp)).json.spec.replicas, 3)
   })
 
+  it('"never a 500": a body nested deeper than 1,000 levels is 400 (invalid character \'{\' exceeded max depth), nothing stored, whatever the encoding or patch; one just within is stored and can be patched, applied, read as YAML and listed', async () => {
+    const revisions = '/apis/apps/v1/namespaces/default/controllerrevisions'
+    const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)
+    // the object, data and its nesting: data's innermost object is at level depth + 1
+    const body = (name: string, depth: number) => `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"${name}"},"revision":1,"data":${nested(depth)}}`
+    const deep = await api('POST', revisions, body('too-deep', 1000))
+    assert.equal(deep.status, 400, deep.text)
+    assert.equal(deep.json.message, "invalid character '{' exceeded max depth")
+    assert.equal((await api('GET', `${revisions}/too-deep`)).status, 404)
+    const yaml = await api('POST', revisions, `apiVersion: apps/v1
+kind: ControllerRevision
+metadata: {name: too-deep}
+revision: 1
+data: ${nested(1000)}
+`, {'Content-Type': 'application/yaml'})
+    assert.equal(yaml.status, 400, yaml.text)
+    const within = await api('POST', revisions, body('deep', 998))
+    assert.equal(within.status, 201, within.text)
+    for (const [type, patch] of [
+      ['application/merge-patch+json', `{"data":${nested(1000)}}`],
+      ['application/strategic-merge-patch+json', `{"data":${nested(1000)}}`],
+      ['application/json-patch+json', `[{"op":"replace","path":"/data","value":${nested(1000)}}]`],
+    ] as const) {
+      const refused = await api('PATCH', `${revisions}/deep`, patch, {'Content-Type': type})
+      assert.equal(refused.status, 400, `${type}: ${refused.text}`)
+    }
+    for (const type of ['application/merge-patch+json', 'application/strategic-merge-patch+json']) {
+      assert.equal((await api('PATCH', `${revisions}/deep`, {metadata: {labels: {t: type.length.toString()}}}, {'Content-Type': type})).status, 200, type)
+    }
+    const applied = await api('PATCH', `${revisions}/deep?fieldManager=deep`, {apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: {name: 'deep', labels: {by: 'apply'}}}, {'Content-Type': 'application/apply-patch+yaml'})
+    assert.equal(applied.status, 200, applied.text)
+    assert.equal((await api('GET', `${revisions}/deep`, undefined, {Accept: 'application/yaml'})).status, 200)
+    assert.equal((await api('GET', revisions, undefined, {Accept: 'application/yaml'})).status, 200)
+  })
+
   it('server-side apply of a configuration with a value of the wrong type is 400 (not the 500 Kubernetes answers)', async () => {
     const result = await api(
       'PATCH',
