@@ -41,6 +41,11 @@ export function decodeContinue(
   if (token.start.includes('..') || token.start.startsWith('/')) {
     throw errors.badRequest('continue key is not valid: the start key is outside this list')
   }
+  // a token this server issued is never from the future (beyond another server's clock skew, which
+  // the time to live bounds); a forged one would never expire
+  if (token.t - now.getTime() > ttlMs) {
+    throw errors.badRequest('continue key is not valid: the token was issued in the future')
+  }
   if (now.getTime() - token.t > ttlMs) {
     throw errors.expired(
       'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',

@@ -78,6 +78,10 @@ export class ResourceLister {
         throw errors.badRequest('specifying resource version is not allowed when using continue')
       }
       const token = decodeContinue(params.continue, prefix, this.now(), this.continueTokenTtlMs)
+      // a list's token pins a revision storage had; a later one is forged (storage cannot read it)
+      if (token.revision > (await this.store.currentRevision())) {
+        throw errors.badRequest('continue key is not valid: its resource version is ahead of storage')
+      }
       return this.fromStore(prefix, selectors, limit, token.revision, token.startAfter, params.encoded)
     }
     const requested = parseResourceVersion(params.resourceVersion)

@@ -86,8 +86,9 @@ describe('API core: lists, views and watches', () => {
     assert.equal(page.metadata.remainingItemCount, undefined)
   })
 
-  it('a forged continue token is 400, never 500', async () => {
-    for (const token of ['garbage', Buffer.from('{"v":"x"}').toString('base64url'), Buffer.from(JSON.stringify({v: 'meta.orch.io/v1', rv: 1, start: '../../x', t: Date.now()})).toString('base64url')]) {
+  it('a forged continue token is 400, never 500: malformed, outside the list, from a future revision, issued in the future', async () => {
+    const forge = (token: object) => Buffer.from(JSON.stringify({v: 'meta.orch.io/v1', rv: 1, start: 'a', t: Date.now(), ...token})).toString('base64url')
+    for (const token of ['garbage', Buffer.from('{"v":"x"}').toString('base64url'), forge({start: '../../x'}), forge({rv: 99_999_999}), forge({t: Date.now() + 3_600_000})]) {
       const result = await api('GET', `${base}?limit=2&continue=${token}`)
       assert.equal(result.status, 400, result.text)
     }
