@@ -223,7 +223,7 @@ export class ResourceHandler {
     if (verb === 'get') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
       checkTableOptions(negotiated.view, includeObject)
-      const object = await registry.get(info.namespace, info.name)
+      const object = await registry.get(info.namespace, info.name, query.get('resourceVersion') ?? undefined)
       const body = info.subresource === 'scale' ? toScale(object) : objectView(declaration, object, negotiated.view, now, includeObject)
       return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})
     }

@@ -120,6 +120,19 @@ export class ResourceLister {
     return this.fromStore(prefix, selectors, limit, 0, undefined, params.encoded)
   }
 
+  /** A read at resourceVersion `requested` (not older than it): waits up to 3 s for the watch cache to
+   *  reach it, as Kubernetes' cacher does, then 504 Too large resource version if storage has not. */
+  async waitFresh(requested: number): Promise<void> {
+    if (requested <= 0) return
+    await this.cache.start()
+    if (this.cache.revision >= requested) return
+    try {
+      await this.cache.waitUntil(requested, 3_000)
+    } catch {
+      await this.notAhead(requested)
+    }
+  }
+
   /** 504 Timeout (cause ResourceVersionTooLarge) when storage has not reached `requested`. */
   async notAhead(requested: number): Promise<void> {
     const current = await this.store.currentRevision()

@@ -21,7 +21,7 @@ import {
 } from '../storage/index.js'
 import {formatTime, resetFields, updateManagedFields} from '../machinery/managed-fields.js'
 import {compileSelectors, type Selectors} from './selectors.js'
-import {ResourceLister, type ListParams, type ListResult} from './registry-list.js'
+import {parseResourceVersion, ResourceLister, type ListParams, type ListResult} from './registry-list.js'
 import {decodeStored, decodeStoredShared, encodeStored, rememberStored} from './stored-json.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
 
@@ -155,7 +155,10 @@ export class ResourceRegistry {
     return this.deps.store.currentRevision()
   }
 
-  async get(namespace: string, name: string): Promise<AnyObject> {
+  /** The object; `resourceVersion` (a client's GET): not older than that revision, which may wait */
+  async get(namespace: string, name: string, resourceVersion?: string): Promise<AnyObject> {
+    const requested = parseResourceVersion(resourceVersion)
+    if (requested !== undefined) await this.lister.waitFresh(requested)
     const kv = await this.deps.store.get(this.key(namespace, name))
     if (!kv) throw errors.notFound(this.groupResource, name)
     return decodeStored(kv)

@@ -94,6 +94,21 @@ describe('API core: lists, views and watches', () => {
     }
   })
 
+  it('"a GET at a resourceVersion is not older than it": one storage has not reached waits for it (answered once a write gets there) or, after 3 s, is 504 Too large resource version; one that is no number is 400', async () => {
+    const created = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'fresh-get'}})).json
+    const current = Number(created.metadata.resourceVersion)
+    assert.equal((await api('GET', `${base}/fresh-get?resourceVersion=${current}`)).status, 200)
+    const waiting = api('GET', `${base}/fresh-get?resourceVersion=${current + 1}`)
+    await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'fresh-get-next'}})
+    assert.equal((await waiting).status, 200)
+    const ahead = await api('GET', `${base}/fresh-get?resourceVersion=${current + 1000}`)
+    assert.equal(ahead.status, 504, ahead.text)
+    assert.equal(ahead.json.details.causes[0].reason, 'ResourceVersionTooLarge')
+    assert.equal((await api('GET', `${base}/fresh-get?resourceVersion=abc`)).status, 400)
+    // the other tests count this list's items
+    for (const name of ['fresh-get', 'fresh-get-next']) assert.equal((await api('DELETE', `${base}/${name}`)).status, 200)
+  })
+
   it('a continue token older than 5 minutes is 410 Gone with reason Expired', async () => {
     const old = Buffer.from(JSON.stringify({v: 'meta.orch.io/v1', rv: 1, start: 'item-1', t: Date.now() - 6 * 60_000})).toString('base64url')
     const result = await api('GET', `${base}?limit=2&continue=${old}`)
