@@ -7,6 +7,7 @@ import {celEngine} from '../admission/cel/engine.js'
 import {compileOne, evaluateMatchConditions, PARAM_SCHEMA, type Compiled} from '../admission/policy/compiled.js'
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from '../admission/policy/engine.js'
 import {MutatingPolicyPlugin} from '../admission/policy/mutating.js'
+import {DefaultTolerationSeconds} from '../admission/default-toleration-seconds.js'
 import type {ParamLookup} from '../admission/policy/params.js'
 import {ValidatingPolicyPlugin} from '../admission/policy/validating.js'
 import {admissionReview, ValidatingWebhookDispatcher, type ConditionOutcome, type ServiceEndpoint} from '../admission/webhook.js'
@@ -125,6 +126,8 @@ export function buildAdmissionChain(sources: AdmissionSources): AdmissionChain {
     authorizer: sources.authorizer,
     logger: sources.logger,
   }
+  // the built-in plugins first, in Kubernetes' order, then the policies and webhooks
+  chain.addMutating(new DefaultTolerationSeconds())
   chain.addMutating(
     new MutatingPolicyPlugin({
       ...policySources,

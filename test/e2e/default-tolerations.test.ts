@@ -1,0 +1,44 @@
+// DefaultTolerationSeconds: pods tolerate a node's not-ready and unreachable NoExecute taints for 300 s.
+import assert from 'node:assert/strict'
+import {after, before, describe, it} from 'node:test'
+import {call, type HttpResult} from '../support/http.js'
+import {startOrchServer, type RunningOrch} from '../support/server.js'
+
+const pods = '/api/v1/namespaces/default/pods'
+const pod = (name: string, tolerations?: unknown[]) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: {name},
+  spec: {containers: [{name: 'c', image: 'busybox'}], ...(tolerations ? {tolerations} : {})},
+})
+
+describe('DefaultTolerationSeconds', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  before(async () => {
+    server = await startOrchServer(['--controllers='])
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+  })
+  after(async () => server.cleanup())
+
+  it('"a pod without a toleration of node.orch.io/not-ready and node.orch.io/unreachable (NoExecute) gets one for each, tolerationSeconds 300"', async () => {
+    const created = await api('POST', pods, pod('plain', [{key: 'dedicated', operator: 'Equal', value: 'x', effect: 'NoSchedule'}]))
+    assert.equal(created.status, 201, created.text)
+    assert.deepEqual(created.json.spec.tolerations, [
+      {key: 'dedicated', operator: 'Equal', value: 'x', effect: 'NoSchedule'},
+      {key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300},
+      {key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300},
+    ])
+  })
+
+  it('a toleration that already covers the taint (same key or any key, NoExecute or any effect) keeps the pod as it is', async () => {
+    const everything = await api('POST', pods, pod('tolerates-all', [{operator: 'Exists'}]))
+    assert.deepEqual(everything.json.spec.tolerations, [{operator: 'Exists'}])
+    const own = [{key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 5}]
+    const custom = await api('POST', pods, pod('own-seconds', own))
+    assert.deepEqual(custom.json.spec.tolerations, [...own, {key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300}])
+    // a NoSchedule toleration of the taint does not cover its NoExecute effect
+    const noSchedule = await api('POST', pods, pod('no-schedule', [{key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoSchedule'}]))
+    assert.equal(noSchedule.json.spec.tolerations.length, 3)
+  })
+})
