@@ -1,11 +1,20 @@
 // CBOR as Kubernetes writes it: one data item, self-described (tag 55799), maps with text keys.
 import {Decoder, Encoder} from 'cbor-x'
+import {setOwn} from './own-keys.js'
 
 /** the self-described CBOR tag 55799, as its three-byte head */
 const SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7])
 
 const encoder = new Encoder({useRecords: false, mapsAsObjects: true, variableMapSize: true, tagUint8Array: false})
 const decoder = new Decoder({useRecords: false, mapsAsObjects: true})
+/** cbor-x reads a key __proto__ as `__proto_` (its guard against prototype pollution), so a body that
+ *  holds those bytes is read with maps as Maps, which normalize turns into objects with every key. */
+const mapDecoder = new Decoder({useRecords: false, mapsAsObjects: false})
+const PROTO_KEY = Buffer.from('__proto__')
+
+function decoderFor(bytes: Buffer): Decoder {
+  return bytes.includes(PROTO_KEY) ? mapDecoder : decoder
+}
 
 export class CborError extends Error {}
 
@@ -18,25 +27,38 @@ export function decodeCbor(bytes: Buffer): unknown {
   const body = bytes.subarray(0, 3).equals(SELF_DESCRIBED) ? bytes.subarray(3) : bytes
   if (body.length === 0) throw new CborError('empty CBOR body')
   let items: unknown[]
+  const reader = decoderFor(body)
   try {
-    items = decoder.decodeMultiple(body) as unknown[]
+    items = reader.decodeMultiple(body) as unknown[]
   } catch (error) {
     throw new CborError(`invalid CBOR: ${(error as Error).message}`)
   }
   if (!Array.isArray(items) || items.length !== 1) throw new CborError(`expected one CBOR data item, found ${Array.isArray(items) ? items.length : 0}`)
-  return normalize(items[0])
+  return normalize(items[0], reader === mapDecoder)
 }
 
 /** Maps with non-string keys and other CBOR-only shapes are not valid API objects. */
-function normalize(value: unknown): unknown {
-  if (value instanceof Map) throw new CborError('CBOR maps must have text keys')
-  if (Array.isArray(value)) return value.map(normalize)
+function normalize(value: unknown, mapsAsMaps = false): unknown {
+  if (value instanceof Map) {
+    if (!mapsAsMaps) throw new CborError('CBOR maps must have text keys')
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of value) setOwn(out, objectKey(k), normalize(v, true))
+    return out
+  }
+  if (Array.isArray(value)) return value.map((item) => normalize(item, mapsAsMaps))
   if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
     const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = normalize(v)
+    for (const [k, v] of Object.entries(value)) setOwn(out, k, normalize(v, mapsAsMaps))
     return out
   }
   return value
+}
+
+/** A map key as cbor-x makes an object key of it (its safeKey, less the renaming of __proto__). */
+function objectKey(key: unknown): string {
+  if (typeof key === 'string') return key
+  if (typeof key === 'number' || typeof key === 'boolean' || typeof key === 'bigint' || key === null || key === undefined) return String(key)
+  throw new CborError('CBOR maps must have text keys')
 }
 
 /**
@@ -52,8 +74,9 @@ export class CborSequenceReader {
     this.buffer = this.buffer.length === 0 ? incoming : Buffer.concat([this.buffer, incoming])
     if (this.buffer.length === 0) return []
     const out: unknown[] = []
+    const reader = decoderFor(this.buffer)
     try {
-      decoder.decodeMultiple(this.buffer, (value: unknown) => {
+      reader.decodeMultiple(this.buffer, (value: unknown) => {
         out.push(value)
       })
       this.buffer = Buffer.alloc(0)
@@ -63,7 +86,7 @@ export class CborSequenceReader {
       // keep the item that is not complete yet (a copy: the chunk's memory may be reused)
       this.buffer = Buffer.from(this.buffer.subarray(e.lastPosition ?? 0))
     }
-    return out.map(normalize)
+    return out.map((item) => normalize(item, reader === mapDecoder))
   }
 
   /** bytes of an incomplete item held back */

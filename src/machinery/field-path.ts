@@ -109,7 +109,7 @@ export function valuesEqual(l: unknown, r: unknown): boolean {
   if (isPlainObject(l)) {
     if (!isPlainObject(r)) return false
     const keys = Object.keys(l)
-    return keys.length === Object.keys(r).length && keys.every((k) => k in r && valuesEqual(l[k], r[k]))
+    return keys.length === Object.keys(r).length && keys.every((k) => Object.hasOwn(r, k) && valuesEqual(l[k], r[k]))
   }
   return false
 }

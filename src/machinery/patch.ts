@@ -1,6 +1,7 @@
 // JSON patch (RFC 6902) and JSON merge patch (RFC 7386) over plain objects.
 import jsonpatch from 'fast-json-patch'
 import type {NumberLiteralAt} from './field-validation.js'
+import {ownValue, setOwn} from './own-keys.js'
 import {ApiError, errors} from './status.js'
 
 type Json = null | boolean | number | string | Json[] | {[key: string]: Json}
@@ -9,13 +10,14 @@ function isPlainObject(value: unknown): value is Record<string, Json> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** RFC 7386: objects merge recursively, null deletes, everything else replaces. */
+/** RFC 7386: objects merge recursively, null deletes, everything else replaces. Any key is a key
+ *  (__proto__, constructor: see own-keys.ts). */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch)) return patch
   const result: Record<string, unknown> = isPlainObject(target) ? {...target} : {}
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key]
-    else result[key] = applyMergePatch(result[key], value)
+    else setOwn(result, key, applyMergePatch(ownValue(result, key), value))
   }
   return result
 }
@@ -44,18 +46,81 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
     }
   }
   try {
-    const copy = structuredClone(document)
-    const result = jsonpatch.applyPatch(copy, patch as jsonpatch.Operation[], true, true)
-    return result.newDocument
+    // fast-json-patch reads and writes `obj[key]`: it takes Object.prototype's members for keys that
+    // are there and refuses __proto__, so such keys are renamed while it works (see escapeKey)
+    const escapes = {any: false}
+    const copy = escapedCopy(document, escapes)
+    const operations = patch.map((op: Record<string, Json>) => escapedOperation(op, escapes))
+    const result = jsonpatch.applyPatch(copy, operations as unknown as jsonpatch.Operation[], true, true)
+    return escapes.any ? unescapedCopy(result.newDocument) : result.newDocument
   } catch (error) {
     if (error instanceof ApiError) throw error
-    const e = error as {name?: string; message?: string; operation?: {op: string; path: string}}
+    const e = error as {name?: string; message?: string; index?: number; operation?: {op: string; path: string}}
+    const op = typeof e.index === 'number' && isPlainObject(patch[e.index]) ? (patch[e.index] as {path?: unknown}) : undefined
+    const path = typeof op?.path === 'string' ? op.path : (e.operation?.path ?? '')
     const message =
       e.name === 'TEST_OPERATION_FAILED'
-        ? `testing value ${e.operation?.path ?? ''} failed: test operation failed`
+        ? `testing value ${path} failed: test operation failed`
         : (e.message ?? String(error)).split('\n')[0]
     throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: ${message}`)
   }
+}
+
+// ---------- keys fast-json-patch cannot hold ----------
+
+/** Keys fast-json-patch would take for present (Object.prototype's members) or refuse (__proto__). */
+const inheritedNames = new Set(Object.getOwnPropertyNames(Object.prototype))
+/** Prefix of a renamed key. A key that begins with it is renamed too, so that renaming is one to one. */
+const ESCAPE = '\u0000'
+
+function needsEscape(key: string): boolean {
+  return inheritedNames.has(key) || key.startsWith(ESCAPE)
+}
+
+/** A key as fast-json-patch sees it. */
+function escapeKey(key: string, escapes: {any: boolean}): string {
+  if (!needsEscape(key)) return key
+  escapes.any = true
+  return ESCAPE + key
+}
+
+/** A copy of a JSON value with its keys escaped. */
+function escapedCopy(value: unknown, escapes: {any: boolean}): unknown {
+  if (Array.isArray(value)) return value.map((item) => escapedCopy(item, escapes))
+  if (!isPlainObject(value)) return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) out[escapeKey(key, escapes)] = escapedCopy(value[key], escapes)
+  return out
+}
+
+/** A copy of a JSON value with escaped keys named back. */
+function unescapedCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unescapedCopy)
+  if (!isPlainObject(value)) return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) setOwn(out, key.startsWith(ESCAPE) ? key.slice(1) : key, unescapedCopy(value[key]))
+  return out
+}
+
+/** A JSON pointer with its reference tokens escaped (an invalid pointer is left for the patcher to refuse). */
+function escapedPointer(pointer: Json | undefined, escapes: {any: boolean}): Json | undefined {
+  if (typeof pointer !== 'string' || !pointer.startsWith('/')) return pointer
+  const tokens = pointer.slice(1).split('/')
+  let changed = false
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i].includes('~') ? tokens[i].replace(/~1/g, '/').replace(/~0/g, '~') : tokens[i]
+    if (!needsEscape(token)) continue
+    tokens[i] = escapeKey(token, escapes).replace(/~/g, '~0').replace(/\//g, '~1')
+    changed = true
+  }
+  return changed ? `/${tokens.join('/')}` : pointer
+}
+
+function escapedOperation(op: Record<string, Json>, escapes: {any: boolean}): Record<string, unknown> {
+  const out: Record<string, unknown> = {...op, path: escapedPointer(op.path, escapes)}
+  if ('from' in op) out.from = escapedPointer(op.from, escapes)
+  if ('value' in op) out.value = escapedCopy(op.value, escapes)
+  return out
 }
 
 /** A JSON pointer's reference tokens. */

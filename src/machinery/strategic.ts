@@ -15,6 +15,7 @@
 // leftover directive keys in typed objects are dropped.
 import type {Field, Schema} from '../api/types.js'
 import {goFormat} from './field-path.js'
+import {setOwn} from './own-keys.js'
 import {applyMergePatch} from './patch.js'
 import {ApiError, errors} from './status.js'
 import {type TypeRef, isPlainObject, structFields} from './typed-value.js'
@@ -127,7 +128,7 @@ function removeDirectives(value: unknown): unknown {
     const out: Obj = {}
     for (const [k, v] of Object.entries(value)) {
       const kept = removeDirectives(v)
-      if (kept !== undefined) out[k] = kept
+      if (kept !== undefined) setOwn(out, k, kept)
     }
     return out
   }
@@ -138,7 +139,7 @@ function discardNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(discardNulls)
   if (isPlainObject(value)) {
     const out: Obj = {}
-    for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = discardNulls(v)
+    for (const [k, v] of Object.entries(value)) if (v !== null) setOwn(out, k, discardNulls(v))
     return out
   }
   return value
@@ -148,7 +149,7 @@ function discardNulls(value: unknown): unknown {
 function setWithoutDirectives(target: Obj, key: string, value: unknown): void {
   const kept = removeDirectives(value)
   if (kept === undefined) delete target[key]
-  else target[key] = kept
+  else setOwn(target, key, kept)
 }
 
 function primitivesEqual(a: unknown, b: unknown): boolean {
@@ -419,8 +420,8 @@ function mergePatchIntoOriginal(original: Obj, patch: Obj, schema: TypeRef): voi
     delete patch[key]
     if (!Array.isArray(setOrder)) throw errBadArgType('[]interface {}', setOrder)
     const originalKey = extractKey(key, setElementOrderPrefix)
-    const foundOriginal = originalKey in original
-    const foundPatch = originalKey in patch
+    const foundOriginal = Object.hasOwn(original, originalKey)
+    const foundPatch = Object.hasOwn(patch, originalKey)
     const originalList = original[originalKey]
     const patchList = patch[originalKey]
     if (foundOriginal && !Array.isArray(originalList)) throw errBadArgType('[]interface {}', originalList)
@@ -438,7 +439,7 @@ function mergePatchIntoOriginal(original: Obj, patch: Obj, schema: TypeRef): voi
     else continue
     const [inOrder, serverOnly] = partition(merged, setOrder, meta.mergeKey)
     const kind = sliceElementKind(originalItems, patchItems)
-    original[originalKey] = normalizeElementOrder(inOrder, serverOnly, setOrder, backing.view, meta.mergeKey, kind)
+    setOwn(original, originalKey, normalizeElementOrder(inOrder, serverOnly, setOrder, backing.view, meta.mergeKey, kind))
     delete patch[originalKey]
   }
 }
@@ -461,24 +462,27 @@ function mergeMap(original: Obj | null | undefined, patchIn: Obj, schema: TypeRe
       continue
     }
     const field = lookupField(schema, key)
+    // any key is a key: out[key] would read Object.prototype's members (own-keys.ts)
+    const found = Object.hasOwn(out, key)
+    const originalV = found ? out[key] : undefined
     if (field.sub?.type === 'raw' && !isDeleteList && otherStrategy(field.meta.strategies) !== 'replace') {
       // free-form: RFC 7386 all the way down
-      out[key] = applyMergePatch(out[key], patchV)
+      setOwn(out, key, applyMergePatch(originalV, patchV))
       continue
     }
-    if (!(key in out) || !sameGoType(out[key], patchV)) {
+    if (!found || !sameGoType(originalV, patchV)) {
       if (!isDeleteList) setWithoutDirectives(out, key, discardNulls(patchV))
       continue
     }
     const kind = kindOf(patchV)
     if (kind === 'map') {
-      if (otherStrategy(field.meta.strategies) === 'replace') out[key] = patchV
-      else out[key] = mergeMap(out[key] as Obj, patchV as Obj, field.sub)
+      if (otherStrategy(field.meta.strategies) === 'replace') setOwn(out, key, patchV)
+      else setOwn(out, key, mergeMap(originalV as Obj, patchV as Obj, field.sub))
     } else if (kind === 'slice') {
       const {sub, meta} = lookupSlice(schema, key, false)
-      out[key] = mergeSliceHandler(out[key], patchV, sub, otherStrategy(meta.strategies), meta.mergeKey, isDeleteList)
+      setOwn(out, key, mergeSliceHandler(originalV, patchV, sub, otherStrategy(meta.strategies), meta.mergeKey, isDeleteList))
     } else {
-      out[key] = patchV
+      setOwn(out, key, patchV)
     }
   }
   return out
@@ -497,7 +501,7 @@ function asDecoded(value: unknown, schema: TypeRef): unknown {
   if (!isPlainObject(value)) return value
   if (schema.type === 'map') {
     const out: Obj = {}
-    for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = asDecoded(v, schema.values)
+    for (const [k, v] of Object.entries(value)) if (v !== null) setOwn(out, k, asDecoded(v, schema.values))
     return out
   }
   if (schema.type !== 'object') return value
@@ -505,7 +509,7 @@ function asDecoded(value: unknown, schema: TypeRef): unknown {
   const out: Obj = {}
   for (const [k, v] of Object.entries(value)) {
     if (v === null || (!fields.has(k) && isDirectiveKey(k))) continue
-    out[k] = asDecoded(v, fields.get(k))
+    setOwn(out, k, asDecoded(v, fields.get(k)))
   }
   return out
 }

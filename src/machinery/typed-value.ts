@@ -8,6 +8,7 @@
 // lists atomic.
 import type {ArraySchema, Field, ObjectSchema, Schema} from '../api/types.js'
 import {FieldSet, type PathElement, goQuote, keyElement, pathString, serializePathElement, valuesEqual} from './field-path.js'
+import {ownValue, setOwn} from './own-keys.js'
 
 /** undefined = deduced (free-form) */
 export type TypeRef = Schema | undefined
@@ -128,8 +129,8 @@ export function listItemElement(atom: ListAtom, item: unknown): PathElement | st
     const defaults = atom.elem?.type === 'object' ? keyDefaults[atom.elem.name] : undefined
     const fields: Array<readonly [string, unknown]> = []
     for (const key of keys) {
-      if (key in item) fields.push([key, item[key]])
-      else if (defaults && key in defaults) fields.push([key, defaults[key]])
+      if (Object.hasOwn(item, key)) fields.push([key, item[key]])
+      else if (defaults && Object.hasOwn(defaults, key)) fields.push([key, defaults[key]])
     }
     if (fields.length === 0) {
       return `associative list with keys has an element that omits all key fields ${goQuoteList(keys)} (and doesn't have default values for any key fields)`
@@ -348,7 +349,7 @@ function compareAt(lhs: unknown, rhs: unknown, ref: TypeRef, path: PathElement[]
     if (atom.atomic || (isEmptyContainer(l) && isEmptyContainer(r))) return leaf()
     const keys = new Set([...Object.keys(l ?? {}), ...Object.keys(r ?? {})])
     for (const key of keys) {
-      compareAt(l?.[key], r?.[key], childType(atom, key), [...path, {kind: 'field', name: key}], result)
+      compareAt(ownValue(l, key), ownValue(r, key), childType(atom, key), [...path, {kind: 'field', name: key}], result)
     }
   }
   if (lhs === undefined) result.added.insert(path)
@@ -378,8 +379,8 @@ function mergeAt(lhs: unknown, rhs: unknown, ref: TypeRef, path: PathElement[]):
   const out: Record<string, unknown> = {}
   const keys = new Set([...Object.keys(l ?? {}), ...Object.keys(r ?? {})])
   for (const key of keys) {
-    const merged = mergeAt(l?.[key], r?.[key], childType(atom, key), [...path, {kind: 'field', name: key}])
-    if (merged !== undefined) out[key] = merged
+    const merged = mergeAt(ownValue(l, key), ownValue(r, key), childType(atom, key), [...path, {kind: 'field', name: key}])
+    if (merged !== undefined) setOwn(out, key, merged)
   }
   return Object.keys(out).length > 0 ? out : undefined
 }
@@ -482,7 +483,7 @@ export function removeItems(value: unknown, set: FieldSet, ref: TypeRef): unknow
     const pe: PathElement = {kind: 'field', name: key}
     if (set.has([pe])) continue
     const sub = set.withPrefix(pe)
-    out[key] = sub.isEmpty() ? child : removeItems(child, sub, childType(atom, key))
+    setOwn(out, key, sub.isEmpty() ? child : removeItems(child, sub, childType(atom, key)))
   }
   return Object.keys(out).length > 0 ? out : null
 }
@@ -554,9 +555,9 @@ export function withGoZeroValues(value: unknown, ref: TypeRef): unknown {
   const out: Record<string, unknown> = {}
   for (const key in value) {
     const field = fields.get(key)
-    out[key] = field ? withGoZeroValues(value[key], field) : value[key]
+    setOwn(out, key, field ? withGoZeroValues(value[key], field) : value[key])
   }
-  for (const [name, zero] of zeros) if (!(name in value)) out[name] = zero
+  for (const [name, zero] of zeros) if (!Object.hasOwn(value, name)) out[name] = zero
   return out
 }
 
@@ -589,7 +590,7 @@ export function dropNulls(value: unknown, ref: TypeRef): unknown {
   const out: Record<string, unknown> = {}
   for (const [key, child] of Object.entries(value)) {
     if (child === null) continue
-    out[key] = dropNulls(child, childType(atom, key))
+    setOwn(out, key, dropNulls(child, childType(atom, key)))
   }
   return out
 }

@@ -3,6 +3,7 @@
 // loosely typed objects a request body decodes to.
 import type {AnyObject, FieldError, RequestContext} from '../../api/types.js'
 import {invalid} from '../../machinery/field-errors.js'
+import {setOwn} from '../../machinery/own-keys.js'
 import {formatQuantity, parseQuantity, QuantityParseError} from '../../machinery/quantity.js'
 
 /** A kind's extra validation, run by the registry after the declaration's own. */
@@ -38,7 +39,7 @@ export function str(value: unknown): string {
 /** The string-valued map at `value` (labels, selectors), skipping anything that is not a string. */
 export function stringMap(value: unknown): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(obj(value))) if (typeof v === 'string') out[k] = v
+  for (const [k, v] of Object.entries(obj(value))) if (typeof v === 'string') setOwn(out, k, v)
   return out
 }
 
@@ -60,7 +61,7 @@ function normalize(value: unknown): unknown {
     if (v === undefined || v === null) continue
     if (Array.isArray(v) && v.length === 0) continue
     if (isObject(v) && Object.keys(v).length === 0) continue
-    out[key] = v
+    setOwn(out, key, v)
   }
   return out
 }
