@@ -42,3 +42,25 @@ describe('DefaultTolerationSeconds', () => {
     assert.equal(noSchedule.json.spec.tolerations.length, 3)
   })
 })
+
+describe('Pod status IPs', () => {
+  let server: RunningOrch
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
+  before(async () => {
+    server = await startOrchServer(['--controllers='])
+    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
+  })
+  after(async () => server.cleanup())
+
+  it('"podIP alone gives podIPs; podIP wins when the two differ; podIP is podIPs[0]\'s" (v1 conversion), hostIP and hostIPs alike', async () => {
+    assert.equal((await api('POST', pods, pod('ips'))).status, 201)
+    const merge = {'Content-Type': 'application/merge-patch+json'}
+    const single = await api('PATCH', `${pods}/ips/status`, {status: {podIP: '10.1.2.3', hostIP: '192.168.1.5'}}, merge)
+    assert.equal(single.status, 200, single.text)
+    assert.deepEqual([single.json.status.podIPs, single.json.status.hostIPs], [[{ip: '10.1.2.3'}], [{ip: '192.168.1.5'}]])
+    const conflicting = await api('PATCH', `${pods}/ips/status`, {status: {podIP: '10.1.2.4', podIPs: [{ip: '10.9.9.9'}]}}, merge)
+    assert.deepEqual([conflicting.json.status.podIP, conflicting.json.status.podIPs], ['10.1.2.4', [{ip: '10.1.2.4'}]])
+    const plural = await api('PATCH', `${pods}/ips/status`, {status: {podIP: null, podIPs: [{ip: '10.7.7.7'}, {ip: 'fd00::7'}]}}, merge)
+    assert.deepEqual([plural.json.status.podIP, plural.json.status.podIPs], ['10.7.7.7', [{ip: '10.7.7.7'}, {ip: 'fd00::7'}]])
+  })
+})

@@ -112,8 +112,27 @@ export const podStatus: ObjectSchema = {
 
 // ---------- defaults ----------
 
+/**
+ * The v1 PodStatus's single and plural IP fields read as Kubernetes' conversion reads them: podIP alone
+ * gives podIPs [{ip: podIP}], podIP wins when it differs from podIPs[0], and podIP is podIPs[0]'s
+ * (the same for hostIP and hostIPs).
+ */
+function reconcileStatusIPs(status: AnyObject, single: 'podIP' | 'hostIP', plural: 'podIPs' | 'hostIPs'): void {
+  const one = status[single]
+  const many = status[plural]
+  if (typeof one === 'string' && one !== '' && (!Array.isArray(many) || many.length === 0 || many[0]?.ip !== one)) {
+    status[plural] = [{ip: one}]
+  }
+  const first = Array.isArray(status[plural]) ? status[plural][0]?.ip : undefined
+  if (typeof first === 'string' && first !== '') status[single] = first
+}
+
 /** Defaults only a Pod gets, not a pod template (SetDefaults_Pod), then the PodSpec defaults. */
 function defaultPod(object: AnyObject): void {
+  if (object.status && typeof object.status === 'object') {
+    reconcileStatusIPs(object.status, 'podIP', 'podIPs')
+    reconcileStatusIPs(object.status, 'hostIP', 'hostIPs')
+  }
   object.spec ??= {}
   const spec = object.spec
   for (const list of [spec.containers, spec.initContainers]) {
