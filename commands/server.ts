@@ -2,6 +2,7 @@ import {Command, Flags} from '@oclif/core'
 import {CONTROLLER_NAMES, parseControllers, type ControllerName} from '../src/apiserver/controllers.js'
 import {parseAuthorizationModes, type AuthorizationMode} from '../src/apiserver/authorize.js'
 import {defaultDataDir, runServer} from '../src/apiserver/main.js'
+import {parsePortRange, type PortRange} from '../src/apiserver/service-nodeports.js'
 import {parseDuration} from '../src/machinery/duration.js'
 import {FEATURES, parseFeatureGates, type FeatureGates} from '../src/machinery/features.js'
 import {fail} from '../src/cli/fail.js'
@@ -47,6 +48,10 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
       description: 'CIDR(s) of the default ServiceCIDR "orch" that Service cluster IPs come from (one per IP family, comma-separated)',
       default: '10.96.0.0/12',
     }),
+    'service-node-port-range': Flags.string({
+      description: 'the ports NodePort and LoadBalancer Services get node ports from: FIRST-LAST, FIRST+COUNT or one port',
+      default: '30000-32767',
+    }),
     'node-monitor-grace-period': Flags.string({
       description: 'how long a node may go without a Lease renewal or status heartbeat before it is marked Unknown',
       default: '50s',
@@ -87,7 +92,13 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
     let authorizationModes: AuthorizationMode[]
     let clusterSigningDurationMs: number
     let shutdownDelayMs: number
+    let serviceNodePortRange: PortRange
     try {
+      try {
+        serviceNodePortRange = parsePortRange(flags['service-node-port-range'])
+      } catch (error) {
+        throw new Error(`invalid argument ${JSON.stringify(flags['service-node-port-range'])} for "--service-node-port-range" flag: ${(error as Error).message}`)
+      }
       shutdownDelayMs = parseDuration(flags['shutdown-delay-duration'])
       if (shutdownDelayMs > 2 ** 31 - 1) throw new Error(`--shutdown-delay-duration ${flags['shutdown-delay-duration']} is too long (at most 596h)`)
       authorizationModes = parseAuthorizationModes(flags['authorization-mode'])
@@ -113,6 +124,7 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
         controllers,
         nodeMonitorGracePeriodMs,
         serviceClusterIPRange: flags['service-cluster-ip-range'].split(',').map((s) => s.trim()).filter(Boolean),
+        serviceNodePortRange,
         tlsSANs: splitList(flags['tls-san']),
         tlsCertFile: flags['tls-cert-file'],
         tlsKeyFile: flags['tls-private-key-file'],

@@ -24,6 +24,7 @@ import {AuditLog} from './audit.js'
 import {MASTERS_GROUP} from './authz/defaults.js'
 import type {AuthorizationMode} from './authorize.js'
 import {ApiServer} from './server.js'
+import type {PortRange} from './service-nodeports.js'
 
 export interface ServerConfig {
   dataDir: string
@@ -42,6 +43,8 @@ export interface ServerConfig {
   nodeMonitorGracePeriodMs?: number
   /** --service-cluster-ip-range, split on commas */
   serviceClusterIPRange?: string[]
+  /** --service-node-port-range (default 30000-32767) */
+  serviceNodePortRange?: PortRange
   /** --tls-san: extra IPs and DNS names of the generated serving certificate */
   tlsSANs?: string[]
   /** --tls-cert-file and --tls-private-key-file: serve with this pair instead of the generated one */
@@ -144,6 +147,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       shutdownDelayMs: config.shutdownDelayMs,
       gates: config.gates,
       serviceClusterIPRange: config.serviceClusterIPRange,
+      serviceNodePortRange: config.serviceNodePortRange,
       tls: pkiReady.then((pki) => ({cert: pki.serving.cert, key: pki.serving.key, clientCA: pki.clientCA.certPem})),
       authenticator,
       authorizationModes: config.authorizationModes,

@@ -24,7 +24,8 @@ import {Catalog} from './catalog.js'
 import {createdObjectName, ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry} from './registry.js'
 import {parseRequestTarget, resolveRequestInfo} from './requestinfo.js'
-import {ServiceIPAllocator} from './service-ips.js'
+import {ServiceAllocator, ServiceRegistry} from './service-ips.js'
+import {DEFAULT_NODE_PORT_RANGE, NodePortAllocator, type PortRange} from './service-nodeports.js'
 import {NonResourceHandler} from './nonresource.js'
 import {ApiMetrics} from './metrics.js'
 import {HealthEndpoints, pingCheck, withDeadline, type HealthCheck, type HealthChecks} from './health.js'
@@ -48,6 +49,8 @@ export interface ApiServerOptions {
   now?: () => Date
   /** CIDRs of the default ServiceCIDR `orch` (--service-cluster-ip-range, default 10.96.0.0/12) */
   serviceClusterIPRange?: string[]
+  /** node ports of NodePort and LoadBalancer Services (--service-node-port-range, default 30000-32767) */
+  serviceNodePortRange?: PortRange
   /** the serving certificate and key, and the client CA; may still be in the making (first start) */
   tls: ServerTLS | Promise<ServerTLS>
   /** who a request is from: client certificates and bearer tokens */
@@ -104,6 +107,8 @@ export class ApiServer {
   private readonly resources: ResourceHandler
   private readonly nonResources: NonResourceHandler
   private readonly now: () => Date
+  /** cluster IPs and node ports of Services */
+  private readonly serviceAllocator: ServiceAllocator
 
   constructor(private readonly options: ApiServerOptions) {
     this.compactor = new Compactor(options.store, {
@@ -116,9 +121,10 @@ export class ApiServer {
     const gates: Record<string, boolean> = options.gates ?? defaultGates()
     for (const declaration of this.catalog.declarations) {
       if (declaration.virtual) continue
+      const Registry = declaration.group === '' && declaration.resource === 'services' ? ServiceRegistry : ResourceRegistry
       this.registries.set(
         declaration,
-        new ResourceRegistry(declaration, {
+        new Registry(declaration, {
           store: options.store,
           now: this.now,
           namespaceOf: (name) => this.namespaceOf(name),
@@ -140,11 +146,15 @@ export class ApiServer {
       logger: options.logger,
     })
     for (const registry of this.registries.values()) registry.admission = this.admission
-    this.registry('', 'services').hooks = new ServiceIPAllocator(
+    this.serviceAllocator = new ServiceAllocator(
       this.registry('networking.orch.io', 'servicecidrs'),
       this.registry('networking.orch.io', 'ipaddresses'),
+      new NodePortAllocator(options.store, options.serviceNodePortRange ?? DEFAULT_NODE_PORT_RANGE, this.now),
       this.now,
-    ).hooks()
+    )
+    const services = this.registry('', 'services')
+    services.hooks = this.serviceAllocator.hooks()
+    if (services instanceof ServiceRegistry) services.allocator = this.serviceAllocator
     const modes = options.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES
     this.authorizer = buildAuthorizer(modes, registrySource(this.registries), podNodeFromRegistry(this.registry('', 'pods')))
     this.authorizeRequest = modes.length === 1 && modes[0] === 'AlwaysAllow' ? allowAll : requestAuthorizer(this.authorizer)
@@ -260,6 +270,8 @@ export class ApiServer {
       (async () => {
         await this.bootstrap()
         await Promise.all([...this.registries.values()].map((r) => r.cache.start()))
+        // node ports of the stored Services, recorded before the first request
+        await this.serviceAllocator.repair(this.registry('', 'services').cache.list().items.map((entry) => entry.object), this.options.logger)
       })(),
     ])
     const stopCaches = () => {

@@ -1,10 +1,29 @@
-// Cluster IPs for Services, allocated from the ServiceCIDRs as Kubernetes' MultiCIDRServiceAllocator
-// does: every allocated address is an IPAddress object named by the address, so the store's
-// create-if-absent makes double allocation impossible, across server replicas too.
+// What a Service holds from pools: its cluster IPs and its node ports, allocated on create, on update
+// (a type change, a port added) and released on delete or when an update leaves them behind, as
+// Kubernetes' service REST storage does (pkg/registry/core/service/storage/alloc.go).
+//
+// Cluster IPs come from the ServiceCIDRs as Kubernetes' MultiCIDRServiceAllocator hands them out:
+// every allocated address is an IPAddress object named by the address, so the store's create-if-absent
+// makes double allocation impossible, across server replicas too. Node ports: ./service-nodeports.ts.
+import {isDeepStrictEqual} from 'node:util'
 import type {AnyObject} from '../api/types.js'
+import type {Logger} from '../machinery/log.js'
 import {canonicalIp, cidrContains, parseCidr, randomAddress, type Cidr} from '../machinery/ipnet.js'
 import {errors} from '../machinery/status.js'
-import type {RegistryHooks, ResourceRegistry} from './registry.js'
+import type {KeyValue} from '../storage/index.js'
+import {ResourceRegistry, type RegistryHooks} from './registry.js'
+import {
+  allocatedNodePorts,
+  allocHealthCheckNodePort,
+  initNodePorts,
+  needsHealthCheck,
+  needsNodePort,
+  ownerOf,
+  serviceNodePorts,
+  updateHealthCheckNodePort,
+  updateNodePorts,
+  type NodePortAllocator,
+} from './service-nodeports.js'
 
 export const MANAGED_BY_LABEL = 'ipaddress.orch.io/managed-by'
 export const MANAGED_BY = 'ipallocator.orch.io'
@@ -12,20 +31,92 @@ export const IP_FAMILY_LABEL = 'ipaddress.orch.io/ip-family'
 
 const ATTEMPTS = 32
 
-export class ServiceIPAllocator {
+/** What an update took (undone by revert when its write fails) and leaves behind (freed by commit
+ *  once the write succeeded). */
+export interface AllocationTransaction {
+  commit(): Promise<void>
+  revert(): Promise<void>
+}
+
+export class ServiceAllocator {
   constructor(
     private readonly serviceCIDRs: ResourceRegistry,
     private readonly ipAddresses: ResourceRegistry,
+    readonly nodePorts: NodePortAllocator,
     private readonly now: () => Date,
   ) {}
 
-  /** The registry hooks for services: allocate on create, keep on update, release on delete. */
+  /** The registry hooks for services: allocate on create, keep what an update leaves out, release on
+   *  delete. Updates allocate in ServiceRegistry.commitUpdate (the hook before an update is synchronous). */
   hooks(): RegistryHooks {
     return {
-      beforeCreate: (service, options) => this.allocate(service, options.dryRun ?? false),
-      beforeUpdate: (service, old) => keepClusterIPs(service, old),
+      beforeCreate: (service, options) => this.allocateCreate(service, options.dryRun ?? false),
+      beforeUpdate: (service, old) => patchAllocatedValues(service, old),
       afterDelete: (service) => this.release(service),
     }
+  }
+
+  /** allocateCreate: cluster IPs, then node ports and the health check node port. */
+  private async allocateCreate(service: AnyObject, dryRun: boolean): Promise<() => Promise<void>> {
+    const undoIPs = await this.allocate(service, dryRun)
+    const ports = this.nodePorts.operation(ownerOf(service), dryRun)
+    try {
+      if (needsNodePort(service)) await initNodePorts(service, ports)
+      if (needsHealthCheck(service)) await allocHealthCheckNodePort(service, ports)
+    } catch (error) {
+      await ports.revert()
+      await undoIPs()
+      throw error
+    }
+    return async () => {
+      await ports.revert()
+      await undoIPs()
+    }
+  }
+
+  /**
+   * allocateUpdate: a Service leaving ExternalName gets cluster IPs, one becoming ExternalName gives
+   * them back; node ports are allocated for ports without one (NodePort, LoadBalancer) and released
+   * when the type no longer uses them or the port is gone; the health check node port follows
+   * type LoadBalancer with externalTrafficPolicy Local. Releases happen in commit(), after the write.
+   */
+  async allocateUpdate(service: AnyObject, old: AnyObject, dryRun: boolean): Promise<AllocationTransaction> {
+    const type = service.spec?.type
+    const oldType = old.spec?.type
+    let undoIPs: (() => Promise<void>) | undefined
+    const releaseIPs: string[] = []
+    if (oldType === 'ExternalName' && type !== 'ExternalName') {
+      undoIPs = await this.allocate(service, dryRun)
+    } else if (oldType !== 'ExternalName' && type === 'ExternalName' && old.spec?.clusterIPs?.[0] !== 'None') {
+      for (const ip of old.spec?.clusterIPs ?? []) if (ip && ip !== 'None') releaseIPs.push(ip)
+    }
+    const ports = this.nodePorts.operation(ownerOf(old), dryRun)
+    try {
+      if (needsNodePort(old) && (type === 'ClusterIP' || type === 'ExternalName')) {
+        for (const port of serviceNodePorts(old)) ports.releaseDeferred(port)
+      }
+      if (needsNodePort(service)) await updateNodePorts(service, old, ports)
+      await updateHealthCheckNodePort(service, old, ports)
+    } catch (error) {
+      await ports.revert()
+      await undoIPs?.()
+      throw error
+    }
+    return {
+      commit: async () => {
+        await ports.commit()
+        if (!dryRun) for (const ip of releaseIPs) await this.free(ip)
+      },
+      revert: async () => {
+        await ports.revert()
+        await undoIPs?.()
+      },
+    }
+  }
+
+  /** Node ports stored Services hold are recorded (at start; see NodePortAllocator.repair). */
+  async repair(services: AnyObject[], logger?: Logger): Promise<void> {
+    await this.nodePorts.repair(services, logger)
   }
 
   /** Usable ranges: ServiceCIDRs that are not being deleted. */
@@ -119,23 +210,79 @@ export class ServiceIPAllocator {
     }
   }
 
+  /** releaseAllocatedResources: everything a deleted Service held. */
   private async release(service: AnyObject): Promise<void> {
     for (const ip of service.spec?.clusterIPs ?? []) {
       if (ip && ip !== 'None') await this.free(ip)
     }
+    const owner = ownerOf(service)
+    for (const port of allocatedNodePorts(service)) await this.nodePorts.release(port, owner)
   }
 }
 
-/** spec.clusterIP(s) may not change once set; an update that leaves them out keeps them. */
-function keepClusterIPs(service: AnyObject, old: AnyObject): void {
+/** Services that need a cluster IP: all but ExternalName. */
+function needsClusterIP(service: AnyObject): boolean {
+  return service.spec?.type !== 'ExternalName'
+}
+
+/**
+ * patchAllocatedValues: an update that leaves out what the server allocated keeps it, as long as the
+ * type still uses it — spec.clusterIP(s), node ports (matched by port name, unless another port now
+ * has that node port) and the health check node port. A set cluster IP may not change (unless the type
+ * changes to or from ExternalName).
+ */
+function patchAllocatedValues(service: AnyObject, old: AnyObject): void {
   const spec = (service.spec ??= {})
   const before = old.spec ?? {}
-  if (!before.clusterIP) return
-  if (!spec.clusterIP) spec.clusterIP = before.clusterIP
-  if (!spec.clusterIPs) spec.clusterIPs = before.clusterIPs
-  if (spec.clusterIP !== before.clusterIP) {
-    throw errors.invalid({group: '', kind: 'Service'}, old.metadata?.name ?? '', [
-      {type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: spec.clusterIP, message: 'may not change once set'},
-    ])
+  if (needsClusterIP(old) && needsClusterIP(service) && before.clusterIP) {
+    if (!spec.clusterIP) spec.clusterIP = before.clusterIP
+    if (!spec.clusterIPs?.length) spec.clusterIPs = before.clusterIPs
+    if (spec.clusterIP !== before.clusterIP) {
+      throw errors.invalid({group: '', kind: 'Service'}, old.metadata?.name ?? '', [
+        {type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: spec.clusterIP, message: 'may not change once set'},
+      ])
+    }
+  }
+  if (needsNodePort(old) && needsNodePort(service) && Array.isArray(spec.ports)) {
+    const next = new Set(serviceNodePorts(service))
+    const used = new Set(serviceNodePorts(old).filter((p) => next.has(p)))
+    const byName = new Map<string, number>()
+    for (const port of before.ports ?? []) if (port && typeof port === 'object') byName.set(port.name ?? '', port.nodePort ?? 0)
+    for (const port of spec.ports) {
+      if (!port || typeof port !== 'object' || port.nodePort) continue
+      const value = byName.get(port.name ?? '') ?? 0
+      if (value && !used.has(value)) port.nodePort = value
+    }
+  }
+  if (needsHealthCheck(old) && needsHealthCheck(service) && !spec.healthCheckNodePort && before.healthCheckNodePort) {
+    spec.healthCheckNodePort = before.healthCheckNodePort
+  }
+}
+
+/**
+ * The services registry: an update's write is wrapped in ServiceAllocator.allocateUpdate — what it
+ * allocates is given back when the write fails (a conflict, the store refusing it), what it leaves
+ * behind is released once the write is done. (Kubernetes does this in the service storage's
+ * BeginUpdate; the registry's own beforeUpdate hook is synchronous and has no after-write step.)
+ */
+export class ServiceRegistry extends ResourceRegistry {
+  allocator: ServiceAllocator | undefined
+
+  override async commitUpdate(key: string, current: KeyValue, old: AnyObject, next: AnyObject, options: {dryRun?: boolean}): Promise<AnyObject | 'conflict'> {
+    // a write that leaves the spec as it was (status, metadata, finalizers) allocates nothing, as
+    // Kubernetes' status subresource does not
+    if (!this.allocator || isDeepStrictEqual(next.spec, old.spec)) return super.commitUpdate(key, current, old, next, options)
+    const transaction = await this.allocator.allocateUpdate(next, old, options.dryRun ?? false)
+    let result: AnyObject | 'conflict'
+    try {
+      result = await super.commitUpdate(key, current, old, next, options)
+    } catch (error) {
+      await transaction.revert().catch(() => undefined)
+      throw error
+    }
+    // what fails to be freed here is a leak, not a failed write (node ports are reconciled at start)
+    if (result === 'conflict') await transaction.revert().catch(() => undefined)
+    else await transaction.commit().catch(() => undefined)
+    return result
   }
 }

@@ -18,6 +18,7 @@ describe('kindValidators', () => {
       '/Namespace',
       '/Node',
       '/Pod',
+      '/Service',
       'admissionregistration.orch.io/MutatingAdmissionPolicy',
       'admissionregistration.orch.io/MutatingAdmissionPolicyBinding',
       'admissionregistration.orch.io/ValidatingAdmissionPolicy',

@@ -1,4 +1,5 @@
-// Service (v1, namespaced). Cluster IP allocation is the registry's / allocator's business, not a default.
+// Service (v1, namespaced). Cluster IP and node port allocation is the registry's / allocator's business
+// (src/apiserver/service-ips.ts), not a default; dropping what a type change leaves unused is here.
 import {ageColumn, formatLabels} from '../columns.js'
 import {conditionList, objectMeta} from '../meta.js'
 import type {AnyObject, KindDeclaration, ObjectSchema} from '../types.js'
@@ -140,6 +141,62 @@ function defaultService(object: AnyObject): void {
   }
 }
 
+// ---------- dropTypeDependentFields (pkg/registry/core/service/strategy.go) ----------
+
+/** Kubernetes' ExternallyAccessible: the types that take external traffic (ClusterIP only with externalIPs). */
+export function externallyAccessible(spec: AnyObject): boolean {
+  return spec.type === 'LoadBalancer' || spec.type === 'NodePort' || (spec.type === 'ClusterIP' && (spec.externalIPs ?? []).length > 0)
+}
+
+const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
+const usesNodePorts = (spec: AnyObject) => spec.type === 'NodePort' || spec.type === 'LoadBalancer'
+const usesHealthCheckNodePort = (spec: AnyObject) => spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local'
+const nodePortSet = (spec: AnyObject) =>
+  new Set<unknown>((Array.isArray(spec.ports) ? spec.ports : []).map((p: any) => p?.nodePort).filter((n: unknown) => n !== undefined && n !== null && n !== 0))
+
+/**
+ * On an update that changes the type, the fields the new type does not use are cleared — when they
+ * are as they were (the user did not set them in this update; if they did, validation refuses the
+ * update): clusterIP(s), ipFamilies and ipFamilyPolicy for ExternalName; the node ports (unless the
+ * update adds one) for ClusterIP and ExternalName; healthCheckNodePort, allocateLoadBalancerNodePorts
+ * and loadBalancerClass off LoadBalancer (the first also when externalTrafficPolicy leaves Local);
+ * externalTrafficPolicy when the Service is no longer externally accessible. The allocator then
+ * releases the cluster IPs and node ports dropped. A Service that is not a LoadBalancer has no
+ * load-balancer status.
+ */
+export function dropTypeDependentFields(object: AnyObject, old: AnyObject): void {
+  const spec = (object.spec ??= {})
+  const before = old.spec ?? {}
+  if (before.type !== 'ExternalName' && spec.type === 'ExternalName') {
+    const sameIPs = (spec.clusterIP ?? '') === (before.clusterIP ?? '') && sameJSON(spec.clusterIPs ?? [], before.clusterIPs ?? [])
+    if (sameIPs) {
+      delete spec.clusterIP
+      delete spec.clusterIPs
+    }
+    if (sameJSON(spec.ipFamilies, before.ipFamilies)) delete spec.ipFamilies
+    if ((spec.ipFamilyPolicy ?? '') === (before.ipFamilyPolicy ?? '')) delete spec.ipFamilyPolicy
+  }
+  if (usesNodePorts(before) && !usesNodePorts(spec)) {
+    const oldPorts = nodePortSet(before)
+    if ([...nodePortSet(spec)].every((p) => oldPorts.has(p))) {
+      for (const port of Array.isArray(spec.ports) ? spec.ports : []) if (port && typeof port === 'object') delete port.nodePort
+    }
+  }
+  if (usesHealthCheckNodePort(before) && !usesHealthCheckNodePort(spec) && (spec.healthCheckNodePort ?? 0) === (before.healthCheckNodePort ?? 0)) {
+    delete spec.healthCheckNodePort
+  }
+  if (before.type === 'LoadBalancer' && spec.type !== 'LoadBalancer') {
+    if (spec.allocateLoadBalancerNodePorts != null && before.allocateLoadBalancerNodePorts != null && spec.allocateLoadBalancerNodePorts === before.allocateLoadBalancerNodePorts) {
+      delete spec.allocateLoadBalancerNodePorts
+    }
+    if ((spec.loadBalancerClass ?? null) === (before.loadBalancerClass ?? null)) delete spec.loadBalancerClass
+  }
+  if (externallyAccessible(before) && !externallyAccessible(spec) && (spec.externalTrafficPolicy ?? '') === (before.externalTrafficPolicy ?? '')) {
+    delete spec.externalTrafficPolicy
+  }
+  if (spec.type !== 'LoadBalancer' && object.status && typeof object.status === 'object') object.status.loadBalancer = {}
+}
+
 // ---------- columns (kubectl's printService; the server prints wide, so nothing is clipped) ----------
 
 function externalIP(service: AnyObject): string {
@@ -201,6 +258,9 @@ export const service: KindDeclaration = {
   prepareForCreate(object) {
     // an empty ServiceStatus: Go serialises its loadBalancer struct even when empty
     object.status = {loadBalancer: {}}
+  },
+  prepareForUpdate(object, old, context) {
+    if (!context.subresource) dropTypeDependentFields(object, old)
   },
   columns: [
     {

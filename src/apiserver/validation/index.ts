@@ -11,6 +11,7 @@ import {leaseValidator} from './lease.js'
 import {namespaceValidator} from './namespace.js'
 import {nodeValidator} from './node.js'
 import {podValidator} from './pod.js'
+import {serviceValidator} from './service.js'
 import {serviceCIDRValidator} from './servicecidr.js'
 import {statefulSetValidator} from './statefulset.js'
 import {storageVersionMigrationValidator} from './storageversionmigration.js'
@@ -40,6 +41,7 @@ export const kindValidators: Map<string, KindValidator> = new Map([
   ['/Namespace', namespaceValidator],
   ['/Node', nodeValidator],
   ['/Pod', podValidator],
+  ['/Service', serviceValidator],
   ['apps/StatefulSet', statefulSetValidator],
   ['certificates.orch.io/CertificateSigningRequest', certificateSigningRequestValidator],
   ['coordination.orch.io/Lease', leaseValidator],

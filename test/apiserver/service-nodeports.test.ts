@@ -1,0 +1,97 @@
+// The node port allocator on a real SQLite store: --service-node-port-range parsing (apimachinery's
+// PortRange), operations (revert, deferred release, dry run) and the repair run at start.
+import assert from 'node:assert/strict'
+import {rmSync} from 'node:fs'
+import {after, describe, it} from 'node:test'
+import {NODE_PORT_PREFIX, NodePortAllocator, parsePortRange, PortAllocationError} from '../../src/apiserver/service-nodeports.js'
+import {openSqliteStore} from '../../src/storage/sqlite.js'
+import {tempDir} from '../support/server.js'
+
+const owner = (name: string) => ({namespace: 'default', name, uid: `uid-${name}`})
+const service = (name: string, spec: any) => ({metadata: {namespace: 'default', name, uid: `uid-${name}`}, spec})
+
+describe('--service-node-port-range parsing (PortRange.Set)', () => {
+  it('FIRST-LAST, FIRST+COUNT and one port', () => {
+    assert.deepEqual(parsePortRange('30000-32767'), {base: 30000, size: 2768})
+    assert.deepEqual(parsePortRange('30000+2767'), {base: 30000, size: 2768})
+    assert.deepEqual(parsePortRange(' 31000 '), {base: 31000, size: 1})
+  })
+  it('"end port cannot be less than start port", "cannot be greater than 65535", not a number', () => {
+    assert.throws(() => parsePortRange('32767-30000'), /end port cannot be less than start port: 32767-30000/)
+    assert.throws(() => parsePortRange('60000-70000'), /the port range cannot be greater than 65535/)
+    assert.throws(() => parsePortRange('abc'), /strconv.Atoi: parsing "abc": invalid syntax/)
+    assert.throws(() => parsePortRange('1-2+3'), /unable to parse port range/)
+  })
+})
+
+describe('NodePortAllocator', () => {
+  const dirs: string[] = []
+  after(() => {
+    for (const d of dirs) rmSync(d, {recursive: true, force: true})
+  })
+  function open(now = () => new Date()) {
+    const dir = tempDir('orch-nodeports-')
+    dirs.push(dir)
+    const store = openSqliteStore({dataDir: dir})
+    return {store, allocator: new NodePortAllocator(store, {base: 30000, size: 10}, now)}
+  }
+
+  it('revert gives back what an operation took; commit releases what it deferred, only for its owner', async () => {
+    const {store, allocator} = open()
+    const op = allocator.operation(owner('a'), false)
+    await op.allocate(30001)
+    const next = await op.allocateNext()
+    assert.ok(next >= 30000 && next < 30010 && next !== 30001)
+    await assert.rejects(allocator.operation(owner('b'), false).allocate(30001), (e: Error) => e instanceof PortAllocationError && /already allocated/.test(e.message))
+    await op.revert()
+    assert.deepEqual([...(await allocator.claims()).keys()], [])
+    const keep = allocator.operation(owner('a'), false)
+    await keep.allocate(30002)
+    await keep.commit()
+    const other = allocator.operation(owner('b'), false)
+    other.releaseDeferred(30002)
+    await other.commit()
+    assert.deepEqual([...(await allocator.claims()).keys()], [30002])
+    await store.close()
+  })
+
+  it('a dry run checks but takes nothing, and does not hand one port out twice', async () => {
+    const {store, allocator} = open()
+    const dry = allocator.operation(owner('a'), true)
+    await dry.allocate(30003)
+    await assert.rejects(dry.allocate(30003), /already allocated/)
+    const ports = new Set([await dry.allocateNext(), await dry.allocateNext()])
+    assert.equal(ports.size, 2)
+    assert.equal((await allocator.claims()).size, 0)
+    await assert.rejects(dry.allocate(40000), /not in the valid range. The range of valid ports is 30000-30009/)
+    await store.close()
+  })
+
+  it('automatic ports fill the range, then "range is full"', async () => {
+    const {store, allocator} = open()
+    const op = allocator.operation(owner('a'), false)
+    const got = new Set<number>()
+    for (let i = 0; i < 10; i++) got.add(await op.allocateNext())
+    assert.equal(got.size, 10)
+    await assert.rejects(op.allocateNext(), /range is full/)
+    await store.close()
+  })
+
+  it('repair claims what stored Services hold, drops old claims nobody holds, keeps young ones', async () => {
+    let clock = Date.parse('2025-01-01T00:00:00Z')
+    const {store, allocator} = open(() => new Date(clock))
+    await allocator.operation(owner('leaked'), false).allocate(30005)
+    clock += 120_000
+    await allocator.operation(owner('in-flight'), false).allocate(30006)
+    await store.create(`${NODE_PORT_PREFIX}30007`, Buffer.from('not json'))
+    const services = [
+      service('np', {type: 'NodePort', ports: [{port: 80, nodePort: 30001}, {port: 81, nodePort: 30002}]}),
+      service('lb', {type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 30003, ports: [{port: 80, nodePort: 30004}]}),
+    ]
+    await allocator.repair(services)
+    const claims = await allocator.claims()
+    assert.deepEqual([...claims.keys()].sort(), [30001, 30002, 30003, 30004, 30006])
+    assert.equal(claims.get(30003)?.claim?.uid, 'uid-lb')
+    await store.close()
+  })
+})
