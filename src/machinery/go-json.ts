@@ -11,7 +11,7 @@
 // once and is reported instead. UnmarshalTypeErrors name the innermost struct and the JSON field names
 // from the root (`ContainerPort.spec.template.spec.containers.ports.containerPort`): map keys and list
 // indexes are not part of it, and an embedded struct's fields count as the embedding struct's.
-import type {AnyObject, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
+import type {AnyObject, Field, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
 import type {NumberLiteralAt} from './field-validation.js'
 import {quantityError, quantityErrors} from './quantity.js'
 import {scalarZero, structFields} from './typed-value.js'
@@ -622,13 +622,22 @@ function normalizeRaw(value: unknown): void {
   }
 }
 
+/** [] for a list field, {} for a map field: what Go's omitempty leaves out when it serialises */
+function isEmptyCollection(value: unknown, schema: Schema): boolean {
+  if (schema.type === 'array') return Array.isArray(value) && value.length === 0
+  if (schema.type !== 'map' || !isPlainObject(value)) return false
+  for (const _ in value) return false
+  return true
+}
+
 /**
  * Gives a decoded object what Go's decoder would have made of it, in place: a struct field that is
  * null is unset, and a null map value or slice element is its type's zero value ("" for a string, {}
  * for a struct), so that validation sees `labels: {"a": ""}` for `{"a": null}`, as Kubernetes does,
  * and never a null where it reads a string or an object. What only a CBOR body holds becomes what the
  * same Go value reads as in JSON: big integers numbers, byte strings base64 ([]byte) or text. Values
- * of the wrong type are left as they are (goDecodeError refuses them).
+ * of the wrong type are left as they are (goDecodeError refuses them). An optional list or map field
+ * that is empty is unset, as Go's omitempty never serialises it (`labels: {}`, `ownerReferences: []`).
  */
 export function goNullsToZero(value: unknown, schema: Schema): void {
   if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return
@@ -641,7 +650,8 @@ export function goNullsToZero(value: unknown, schema: Schema): void {
         const childSchema = fields.get(key)
         if (!childSchema) continue
         const child = record[key]
-        if (child === null) delete record[key]
+        // null, and (Go's omitempty, which every optional list and map field has) an empty list or map
+        if (child === null || (!(childSchema as Field).required && isEmptyCollection(child, childSchema))) delete record[key]
         else settle(record, key, child, childSchema)
       }
       return

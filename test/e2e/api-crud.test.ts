@@ -48,6 +48,22 @@ describe('API core: standard operations', () => {
     assert.deepEqual(got.json.metadata, meta)
   })
 
+  it('"Go\'s omitempty": an optional list or map field left empty is neither stored nor served (labels: {}, finalizers: [], data: {}), on create, update and patch; a required one stays', async () => {
+    const base = '/api/v1/namespaces/default/configmaps'
+    const created = await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'empty-maps', labels: {}, annotations: {}, finalizers: []}, data: {}})
+    assert.equal(created.status, 201, created.text)
+    for (const field of ['labels', 'annotations', 'finalizers']) assert.equal(field in created.json.metadata, false, field)
+    assert.equal('data' in created.json, false)
+    const labelled = await api('PATCH', `${base}/empty-maps`, {metadata: {labels: {a: 'b'}}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.deepEqual(labelled.json.metadata.labels, {a: 'b'})
+    const unlabelled = await api('PATCH', `${base}/empty-maps`, {metadata: {labels: {a: null}}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal('labels' in unlabelled.json.metadata, false, 'the last label removed leaves no labels: {}')
+    assert.equal('labels' in (await api('GET', `${base}/empty-maps`)).json.metadata, false)
+    // a required list is kept as given: an empty one is refused by validation, not dropped
+    const pod = await api('POST', '/api/v1/namespaces/default/pods', {apiVersion: 'v1', kind: 'Pod', metadata: {name: 'no-containers'}, spec: {containers: []}})
+    assert.equal(pod.status, 422, pod.text)
+  })
+
   it('creating a name that exists is 409 AlreadyExists', async () => {
     await api('POST', '/api/v1/namespaces/default/configmaps', cm('dup'))
     const again = await api('POST', '/api/v1/namespaces/default/configmaps', cm('dup'))

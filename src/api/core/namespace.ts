@@ -87,8 +87,9 @@ export const namespace: KindDeclaration = {
     if (typeof name === 'string' && name !== '') {
       object.metadata!.labels = {...(object.metadata!.labels ?? {}), [NAMESPACE_NAME_LABEL]: name}
     }
+    // (spec.finalizers is not defaulted: prepareForCreate adds the orch finalizer, and /finalize may
+    // leave none, which Go's omitempty then leaves out)
     object.spec ??= {}
-    object.spec.finalizers ??= ['orch']
     object.status ??= {}
     object.status.phase ??= 'Active'
   },
