@@ -464,11 +464,21 @@ export class ResourceHandler {
     const raw = await readBody(request)
     const body = assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration))
     assertDecodes(body, declaration.schema, declaration, raw, writtenNumbers(raw, request.headers['content-type']))
-    pruneUnknownFields(body, declaration.schema)
+    const unknown = pruneUnknownFields(body, declaration.schema)
+    // fieldValidation as for any create
+    const validation = fieldValidationParam(query)
+    const warnings: string[] = []
+    if (validation !== 'Ignore') {
+      const text = raw.toString('utf8')
+      const isJson = (mediaTypeOf(request.headers['content-type']) || JSON_TYPE) === JSON_TYPE
+      const decoding = isJson ? orderedFieldProblems(text, unknown, scanJsonText(text)) : unknown.map((path) => `unknown field "${path}"`)
+      reportStrictProblems({decoding, yaml: []}, validation, warnings, (message) => decodeFailure(body, declaration, raw, message))
+    }
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
     const answer = handler(body, user)
     const pretty = prettyParam(query)
-    return send(response, 201, {...answer, apiVersion, kind: declaration.kind}, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, declaration})
+    const headers = warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined
+    return send(response, 201, {...answer, apiVersion, kind: declaration.kind}, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, declaration, headers})
   }
 
   /** PUT or PATCH of a Scale: only the parent's spec.replicas changes. */

@@ -21,16 +21,34 @@ export const JSON_TYPE = 'application/json'
 export const YAML_TYPE = 'application/yaml'
 export const CBOR_TYPE = 'application/cbor'
 
+/** String.prototype.toWellFormed (ES2024, in Node 20; TypeScript's lib here predates it) */
+const wellFormedText = (text: string): string => (text as unknown as {toWellFormed(): string}).toWellFormed()
+
+/** `value` with every lone surrogate in its strings and keys replaced by U+FFFD */
+function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return wellFormedText(value)
+  if (Array.isArray(value)) return value.map(wellFormed)
+  if (typeof value !== 'object' || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, child] of Object.entries(value)) {
+    Object.defineProperty(out, wellFormedText(key), {value: wellFormed(child), enumerable: true, writable: true, configurable: true})
+  }
+  return out
+}
+
 export const jsonSerializer: Serializer = {
   mediaType: JSON_TYPE,
   streamMediaType: JSON_TYPE,
   encode: (value) => Buffer.from(JSON.stringify(value) + '\n'),
   decode(body) {
+    let value: unknown
     try {
-      return JSON.parse(body.toString('utf8'))
+      value = JSON.parse(body.toString('utf8'))
     } catch (error) {
       throw errors.badRequest(`error decoding JSON: ${(error as Error).message}`)
     }
+    // a lone surrogate can only come from a \uD800-\uDFFF escape, which Go's decoder reads as U+FFFD
+    return body.includes('\\ud') || body.includes('\\uD') ? wellFormed(value) : value
   },
   frame: (event) => Buffer.from(JSON.stringify(event) + '\n'),
 }

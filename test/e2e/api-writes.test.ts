@@ -149,6 +149,24 @@ describe('API writes: the options of a write and list, as Kubernetes decodes and
     assert.equal((await api('GET', `${sts}/named`)).json.spec.replicas, 2)
   })
 
+  it('"Go\'s decoder reads a lone surrogate escape as U+FFFD": a ConfigMap value with \\ud800 is stored with U+FFFD (201), as in Kubernetes', async () => {
+    const created = await api('POST', base, '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"surrogate"},"data":{"a":"x\\ud800y","pair":"\\ud83d\\ude00"}}')
+    assert.equal(created.status, 201, created.text)
+    assert.equal(created.json.data.a, 'x\ufffdy')
+    assert.equal(created.json.data.pair, '\u{1f600}')
+  })
+
+  it('a SubjectAccessReview is decoded like any create: fieldValidation=Strict refuses an unknown field (400), Warn warns', async () => {
+    const review = {apiVersion: 'authorization.orch.io/v1', kind: 'SubjectAccessReview', spec: {user: 'jane', resourceAttributes: {verb: 'get', resource: 'pods'}, bogus: 1}}
+    const path = '/apis/authorization.orch.io/v1/subjectaccessreviews'
+    const strict = await api('POST', `${path}?fieldValidation=Strict`, review)
+    assert.equal(strict.status, 400, strict.text)
+    assert.equal(strict.json.message, 'SubjectAccessReview in version "v1" cannot be handled as a SubjectAccessReview: strict decoding error: unknown field "spec.bogus"')
+    const warn = await api('POST', path, review)
+    assert.equal(warn.status, 201, warn.text)
+    assert.equal(warn.headers.warning, '299 - "unknown field \\"spec.bogus\\""')
+  })
+
   it('a JSON patch with an unknown op is 422 (json-patch\'s Apply fails on it); a TokenReview without a token is 400 "token is required"', async () => {
     assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'jp'}})).status, 201)
     const unknownOp = await api('PATCH', `${base}/jp`, [{op: 'bogus', path: '/data/a'}], {'Content-Type': 'application/json-patch+json'})
