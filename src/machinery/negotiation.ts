@@ -15,7 +15,8 @@ export function parseMediaRanges(header: string | undefined): MediaRange[] {
   for (const part of splitOutsideQuotes(header, ',')) {
     const [full, ...paramParts] = splitOutsideQuotes(part, ';').map((s) => s.trim())
     if (!full) continue
-    const [type, subtype] = full.toLowerCase().split('/')
+    // a lone `*` is `*/*`, as goautoneg reads it
+    const [type, subtype] = full === '*' ? ['*', '*'] : full.toLowerCase().split('/')
     if (!type || subtype === undefined) continue
     const params: Record<string, string> = {}
     let q = 1
@@ -83,9 +84,10 @@ const META_VIEW_VERSIONS = ['v1', 'v1beta1']
 /** Picks the first acceptable range. Returns null when none can be served (406). */
 export function negotiate<S extends string, V extends string = ViewKind>(accept: string | undefined, options: NegotiationOptions<S, V>): Negotiated<S, V> | null {
   const ranges = parseMediaRanges(accept)
-  if (ranges.length === 0) return {mediaType: options.mediaTypes[0], pretty: false}
+  // no Accept is the default; one that names no media range (`garbage`) accepts nothing
+  if (ranges.length === 0) return accept === undefined || accept.trim() === '' ? {mediaType: options.mediaTypes[0], pretty: false} : null
+  // (a range with q=0 is still served, as Kubernetes' negotiation reads q only to order the ranges)
   for (const range of ranges) {
-    if (range.q <= 0) continue
     const mediaType = matchMediaType(range, options.mediaTypes)
     if (!mediaType) continue
     const as = range.params['as']

@@ -379,8 +379,12 @@ describe('API core: standard operations', () => {
     assert.ok(result.text.startsWith('{\n  "'), result.text.slice(0, 40))
   })
 
-  it('an Accept no serializer can serve is 406', async () => {
+  it('an Accept no serializer can serve is 406, and so is one that names no media range; q only orders the ranges (q=0 or an unreadable q is still served, as goautoneg reads it), and a lone * is */*', async () => {
     assertStatus(await api('GET', '/api/v1/namespaces/default', undefined, {Accept: 'text/html'}), 406, 'NotAcceptable')
+    assertStatus(await api('GET', '/api/v1/namespaces/default', undefined, {Accept: 'garbage;;;'}), 406, 'NotAcceptable')
+    for (const accept of ['application/json;q=0', '*/*;q=abc', '*', 'text/html, application/yaml;q=0.5']) {
+      assert.equal((await api('GET', '/api/v1/namespaces/default', undefined, {Accept: accept})).status, 200, accept)
+    }
   })
 
   it('the main resource ignores status changes; /status changes only status', async () => {
