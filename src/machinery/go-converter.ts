@@ -10,7 +10,7 @@
 import type {ObjectSchema, Schema} from '../api/types.js'
 import type {NumberLiteralAt} from './field-validation.js'
 import {quantityError, quantityErrors} from './quantity.js'
-import {timeParseError} from './go-json.js'
+import {goType, jsonKind, timeParseError} from './go-json.js'
 import {errors} from './status.js'
 import {structFields} from './typed-value.js'
 
@@ -38,22 +38,6 @@ function isInt64(value: number): boolean {
   return Number.isInteger(value) && value >= -INT64_LIMIT && value < INT64_LIMIT
 }
 
-/** The Go type of a scalar target, as reflect's Type.String names it. */
-function targetType(schema: Schema): string {
-  switch (schema.type) {
-    case 'string':
-      return 'string'
-    case 'integer':
-      return schema.format
-    case 'number':
-      return 'float64'
-    case 'boolean':
-      return 'bool'
-    default:
-      return schema.type
-  }
-}
-
 /** encoding/json's text for a number Go's json.Marshal writes (what a custom UnmarshalJSON reads) */
 function marshalledNumber(value: number): string {
   return String(value)
@@ -75,14 +59,6 @@ function customError(value: unknown, schema: Schema): string | undefined {
     default:
       return intOrStringError(value)
   }
-}
-
-function jsonKind(value: unknown): string {
-  if (Array.isArray(value)) return 'array'
-  if (typeof value === 'object') return 'object'
-  if (typeof value === 'boolean') return 'bool'
-  if (typeof value === 'number') return 'number'
-  return 'string'
 }
 
 /** intstr.IntOrString's UnmarshalJSON: a string, else json.Unmarshal into an int32 */
@@ -115,7 +91,7 @@ function convertError(value: unknown, schema: Schema): string | undefined {
       if (typeof value === 'number' || typeof value === 'bigint') {
         if (typeof value === 'bigint' || Number.isInteger(value)) return undefined
       }
-      return `cannot convert ${sourceType(value)} to ${targetType(schema)}`
+      return `cannot convert ${sourceType(value)} to ${goType(schema, '')}`
     case 'number':
       return typeof value === 'number' || typeof value === 'bigint' ? undefined : `cannot convert ${sourceType(value)} to float64`
     case 'boolean':

@@ -34,7 +34,7 @@ const META_TYPES = new Set([
 ])
 
 /** The Go type a schema decodes into, as encoding/json names it in errors. */
-function goType(schema: Schema, pkg: string): string {
+export function goType(schema: Schema, pkg: string): string {
   switch (schema.type) {
     case 'string':
       return schema.format === 'byte' ? '[]uint8' : 'string'
@@ -67,7 +67,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** encoding/json's description of a JSON value in an UnmarshalTypeError */
-function jsonKind(value: unknown): string {
+export function jsonKind(value: unknown): string {
   if (Array.isArray(value)) return 'array'
   // a CBOR byte string stands where JSON would have a string
   if (value instanceof Uint8Array) return 'string'
