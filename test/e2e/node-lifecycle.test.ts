@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import {formatMicroTime} from '../../src/machinery/managed-fields.js'
-import {call, openWatch, type HttpResult} from '../support/http.js'
+import {call, openWatch, waitForCollection, type HttpResult} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
@@ -150,7 +150,8 @@ describe('node lifecycle controller', () => {
         assert.notEqual(readyOf(n).status, 'Unknown', 'a node whose Lease is renewed must not turn Unknown')
         return taintKeys(n).includes('node.orch.io/not-ready:NoExecute')
       })
-      const taint = node.spec.taints.find((t: any) => t.key === 'node.orch.io/not-ready')
+      // (its NoSchedule namesake came at once, with no grace period)
+      const taint = node.spec.taints.find((t: any) => t.key === 'node.orch.io/not-ready' && t.effect === 'NoExecute')
       assert.ok(taint.timeAdded)
       // not before False has lasted the grace period (1 s here)
       assert.ok(Date.parse(taint.timeAdded) >= Date.parse(readyOf(reported).lastTransitionTime) + 1000, `${taint.timeAdded} vs ${readyOf(reported).lastTransitionTime}`)
@@ -168,7 +169,9 @@ describe('node lifecycle controller', () => {
       spec: {nodeName: 'doomed-node', containers: [{name: 'c', image: 'busybox'}], ...(tolerations ? {tolerations} : {})},
     })
     for (const p of [
-      pod('untolerated'),
+      // a toleration of the key with another value keeps DefaultTolerationSeconds from adding its 300 s
+      // toleration (it looks at key and effect only) and tolerates nothing: the node's taint has no value
+      pod('untolerated', [{key: 'node.orch.io/unreachable', operator: 'Equal', value: 'no-such-value', effect: 'NoExecute'}]),
       pod('tolerates-briefly', [{key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1}]),
       pod('tolerates-forever', [{key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute'}]),
     ]) {
@@ -181,6 +184,133 @@ describe('node lifecycle controller', () => {
     const kept = await api('GET', '/api/v1/namespaces/default/pods/tolerates-forever')
     assert.equal(kept.status, 200)
     assert.equal(kept.json.metadata.deletionTimestamp, undefined)
+  })
+
+  const noScheduleKeys = (node: any) => (node.spec?.taints ?? []).filter((t: any) => t.effect === 'NoSchedule').map((t: any) => t.key)
+  const condition = (type: string, status: string) => ({type, status, reason: `Agent${type}${status}`, message: '', lastHeartbeatTime: now(), lastTransitionTime: now()})
+
+  it('"node.orch.io/unschedulable:NoSchedule is on a node exactly while spec.unschedulable is true"', async () => {
+    const stopRenewing = await keepRenewingLease('cordoned')
+    try {
+      await createNode('cordoned', 'True')
+      // a taint of the same key that spec.unschedulable does not call for is the controller's to remove
+      await changeNode('cordoned', (node) => ({...node, spec: {...node.spec, taints: [{key: 'example.com/own', effect: 'NoSchedule'}, {key: 'node.orch.io/unschedulable', effect: 'NoSchedule'}]}}))
+      await waitForNode('cordoned', (n) => noScheduleKeys(n).join() === 'example.com/own')
+      await changeNode('cordoned', (node) => ({...node, spec: {...node.spec, unschedulable: true}}))
+      const cordoned = await waitForNode('cordoned', (n) => noScheduleKeys(n).includes('node.orch.io/unschedulable'))
+      assert.deepEqual(noScheduleKeys(cordoned), ['example.com/own', 'node.orch.io/unschedulable'])
+      // the controller's taints carry the time it added them, as Kubernetes' SwapNodeControllerTaint writes them
+      assert.ok(Date.parse(cordoned.spec.taints[1].timeAdded), JSON.stringify(cordoned.spec.taints))
+      await changeNode('cordoned', (node) => ({...node, spec: {...node.spec, unschedulable: false}}))
+      const uncordoned = await waitForNode('cordoned', (n) => !noScheduleKeys(n).includes('node.orch.io/unschedulable'))
+      assert.deepEqual(uncordoned.spec.taints, [{key: 'example.com/own', effect: 'NoSchedule'}])
+    } finally {
+      await stopRenewing()
+    }
+  })
+
+  it('"NoSchedule taints follow the node conditions: Ready False not-ready, MemoryPressure/DiskPressure/PIDPressure True memory-/disk-/pid-pressure, NetworkUnavailable True network-unavailable" — added together in one update, stale ones removed, others kept', async () => {
+    const stopRenewing = await keepRenewingLease('pressed')
+    try {
+      const created = (await api('POST', '/api/v1/nodes', {apiVersion: 'v1', kind: 'Node', metadata: {name: 'pressed'}, spec: {taints: [{key: 'example.com/own', effect: 'NoSchedule'}]}})).json
+      const types = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable']
+      const reported = await api('PUT', '/api/v1/nodes/pressed/status', {...created, status: {conditions: types.map((t) => condition(t, t === 'Ready' ? 'False' : 'True'))}})
+      assert.equal(reported.status, 200, reported.text)
+      // the first version of the node with any of them has all of them: one update, in the order of the conditions
+      const tainted = await waitForNode('pressed', (n) => noScheduleKeys(n).length > 1)
+      assert.deepEqual(noScheduleKeys(tainted), [
+        'example.com/own',
+        'node.orch.io/not-ready',
+        'node.orch.io/memory-pressure',
+        'node.orch.io/disk-pressure',
+        'node.orch.io/pid-pressure',
+        'node.orch.io/network-unavailable',
+      ])
+      await changeNode(
+        'pressed',
+        (node) => ({...node, status: {...node.status, conditions: types.map((t) => condition(t, t === 'Ready' || t === 'DiskPressure' ? 'True' : 'False'))}}),
+        '/status',
+      )
+      const relieved = await waitForNode('pressed', (n) => noScheduleKeys(n).length === 2)
+      assert.deepEqual(noScheduleKeys(relieved), ['example.com/own', 'node.orch.io/disk-pressure'])
+      // the DiskPressure taint stayed as it was (same timeAdded)
+      const disk = (n: any) => n.spec.taints.find((t: any) => t.key === 'node.orch.io/disk-pressure' && t.effect === 'NoSchedule')
+      assert.deepEqual(disk(relieved), disk(tainted))
+    } finally {
+      await stopRenewing()
+    }
+  })
+
+  it('"an unreachable node (Ready Unknown) gets node.orch.io/unreachable:NoSchedule as well as :NoExecute"', async () => {
+    await createNode('lost', 'True')
+    const node = await waitForNode('lost', (n) => ['node.orch.io/unreachable:NoSchedule', 'node.orch.io/unreachable:NoExecute'].every((k) => taintKeys(n).includes(k)))
+    assert.equal(readyOf(node).status, 'Unknown')
+    for (const taint of node.spec.taints) assert.ok(Date.parse(taint.timeAdded), JSON.stringify(taint))
+  })
+
+  /** Waits (list, then watch) until the pod satisfies the predicate. */
+  const waitForPod = (name: string, predicate: (pod: any) => boolean, what: string): Promise<any> =>
+    waitForCollection(server.url, `/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3D${name}`, (items) => items.find((p) => predicate(p)), what)
+  const podCondition = (pod: any, type: string) => pod.status?.conditions?.find((c: any) => c.type === type)
+
+  /** A pod on the node (or, without one, for no scheduler) that stays (tolerates unreachable), reported Running and Ready. */
+  async function readyPod(name: string, nodeName?: string): Promise<any> {
+    const spec = {
+      ...(nodeName ? {nodeName} : {schedulerName: 'nobody'}),
+      containers: [{name: 'c', image: 'busybox'}],
+      tolerations: [{key: 'node.orch.io/unreachable', operator: 'Exists'}, {key: 'node.orch.io/not-ready', operator: 'Exists'}],
+    }
+    const created = await api('POST', '/api/v1/namespaces/default/pods', {apiVersion: 'v1', kind: 'Pod', metadata: {name}, spec})
+    assert.equal(created.status, 201, created.text)
+    const earlier = '2020-01-01T00:00:00Z'
+    const conditions = [
+      {type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: earlier},
+      {type: 'Initialized', status: 'True', lastProbeTime: null, lastTransitionTime: earlier},
+      {type: 'ContainersReady', status: 'True', lastProbeTime: null, lastTransitionTime: earlier},
+      {type: 'Ready', status: 'True', reason: 'AgentSaysSo', message: 'all good', lastProbeTime: null, lastTransitionTime: earlier},
+    ]
+    const running = await api('PUT', `/api/v1/namespaces/default/pods/${name}/status`, {...created.json, status: {phase: 'Running', conditions}})
+    assert.equal(running.status, 200, running.text)
+    return running.json
+  }
+
+  it('"when the controller turns a node\'s Ready from True to Unknown, its pods\' Ready condition becomes False" (pods/status; only Ready, reason and message kept; a Warning NodeNotReady event)', async () => {
+    const stopRenewing = await keepRenewingLease('fading')
+    let before: any
+    try {
+      await createNode('fading', 'True')
+      before = await readyPod('on-fading', 'fading')
+    } finally {
+      // the agent goes away: a grace period (1 s) later the node turns Unknown
+      await stopRenewing()
+    }
+    const pod = await waitForPod('on-fading', (p) => podCondition(p, 'Ready')?.status === 'False', 'on-fading not ready')
+    const ready = podCondition(pod, 'Ready')
+    assert.equal(ready.reason, 'AgentSaysSo')
+    assert.equal(ready.message, 'all good')
+    assert.ok(Date.parse(ready.lastTransitionTime) > Date.parse('2020-01-01T00:00:00Z'), ready.lastTransitionTime)
+    assert.deepEqual(
+      pod.status.conditions.filter((c: any) => c.type !== 'Ready'),
+      before.status.conditions.filter((c: any) => c.type !== 'Ready'),
+    )
+    assert.equal(pod.status.phase, 'Running')
+    assert.equal(readyOf((await api('GET', '/api/v1/nodes/fading')).json).status, 'Unknown')
+    const event = await waitForCollection(
+      server.url,
+      '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Don-fading',
+      (items) => items.find((e) => e.reason === 'NodeNotReady'),
+      'NodeNotReady event',
+    )
+    assert.deepEqual([event.type, event.message, event.source.component, event.involvedObject.kind], ['Warning', 'Node is not ready', 'node-controller', 'Pod'])
+  })
+
+  it('"a pod bound to a node whose Ready is not True gets Ready=False"', async () => {
+    await waitForNode('fading', (n) => readyOf(n).status === 'Unknown')
+    await readyPod('late')
+    const bound = await api('POST', '/api/v1/namespaces/default/pods/late/binding', {apiVersion: 'v1', kind: 'Binding', metadata: {name: 'late'}, target: {kind: 'Node', name: 'fading'}})
+    assert.equal(bound.status, 201, bound.text)
+    const pod = await waitForPod('late', (p) => podCondition(p, 'Ready')?.status === 'False', 'late not ready')
+    assert.equal(podCondition(pod, 'ContainersReady').status, 'True')
   })
 
   it('unschedulable nodes show SchedulingDisabled in the Table STATUS column', async () => {
