@@ -513,9 +513,6 @@ export class ResourceRegistry {
     options: {dryRun?: boolean; precondition?: string; admit?: {context: RequestContext; subresource: string}},
   ): Promise<AnyObject> {
     const key = this.key(namespace, name)
-    if (this.declaration.group === '' && this.declaration.resource === 'namespaces' && IMMORTAL_NAMESPACES.has(name)) {
-      throw errors.forbidden(this.groupResource, name, 'this namespace may not be deleted')
-    }
     for (;;) {
       const current = await this.deps.store.get(key)
       if (!current) throw errors.notFound(this.groupResource, name)

@@ -112,6 +112,11 @@ describe('namespace lifecycle', () => {
       assert.equal(live.status.phase, 'Active')
       assert.equal(live.metadata.deletionTimestamp, undefined)
     }
+    // only deleting is refused: they are labelled, patched and applied like any namespace
+    const labelled = await api('PATCH', '/api/v1/namespaces/default', {metadata: {labels: {team: 'core'}}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(labelled.status, 200, labelled.text)
+    const applied = await api('PATCH', '/api/v1/namespaces/orch-system?fieldManager=ops', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'orch-system', annotations: {owner: 'ops'}}}, {'Content-Type': 'application/apply-patch+yaml'})
+    assert.equal(applied.status, 200, applied.text)
     // orch-node-lease is not one of them, as kube-node-lease is not
     assert.equal((await api('DELETE', '/api/v1/namespaces/orch-node-lease?dryRun=All')).status, 200)
   })
