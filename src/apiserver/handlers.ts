@@ -11,7 +11,7 @@ import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
 import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
-import {acceptsGzip, decodeBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send, writtenNumbers} from './codec.js'
+import {acceptsGzip, assertNestingDepth, decodeBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send, writtenNumbers} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, YAML_TYPE, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
 import type {ListParams} from './registry-list.js'
@@ -565,6 +565,9 @@ export class ResourceHandler {
               ? strategicMergePatch(current, patch, registry.declaration.schema)
               : applyMergePatch(current, patch),
         )
+        // a patch may build what no body could hold (a JSON patch's path and value together); the
+        // managedFields the server keeps, one level deeper than the fields they track, do not count
+        assertNestingDepth(patched.metadata?.managedFields ? {...patched, metadata: {...patched.metadata, managedFields: undefined}} : patched)
         // the patched object still names the URL's object (Kubernetes checks the name after a patch too)
         checkName(patched, info.name, registry.declaration.namespaced ? info.namespace : '')
         // a resourceVersion the patch sets is a precondition, as in Kubernetes

@@ -24,14 +24,17 @@ export const CBOR_TYPE = 'application/cbor'
 /** String.prototype.toWellFormed (ES2024, in Node 20; TypeScript's lib here predates it) */
 const wellFormedText = (text: string): string => (text as unknown as {toWellFormed(): string}).toWellFormed()
 
+/** deeper than this a body is refused anyway (codec.ts MAX_NESTING_DEPTH): the walk stops there */
+const WELL_FORMED_DEPTH = 1100
+
 /** `value` with every lone surrogate in its strings and keys replaced by U+FFFD */
-function wellFormed(value: unknown): unknown {
+function wellFormed(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return wellFormedText(value)
-  if (Array.isArray(value)) return value.map(wellFormed)
-  if (typeof value !== 'object' || value === null) return value
+  if (typeof value !== 'object' || value === null || depth > WELL_FORMED_DEPTH) return value
+  if (Array.isArray(value)) return value.map((item) => wellFormed(item, depth + 1))
   const out: Record<string, unknown> = {}
   for (const [key, child] of Object.entries(value)) {
-    Object.defineProperty(out, wellFormedText(key), {value: wellFormed(child), enumerable: true, writable: true, configurable: true})
+    Object.defineProperty(out, wellFormedText(key), {value: wellFormed(child, depth + 1), enumerable: true, writable: true, configurable: true})
   }
   return out
 }

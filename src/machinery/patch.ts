@@ -25,6 +25,18 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
 /** Kubernetes' limit on the operations of one JSON patch (413 past it). */
 export const MAX_JSON_PATCH_OPERATIONS = 10_000
 
+/** How much a JSON patch's copy operations may add in all: the request body's own limit (3 MiB). */
+export const MAX_ACCUMULATED_COPY_SIZE = 3 * 1024 * 1024
+
+/** The JSON size of what a copy from `from` adds (0 when there is nothing there: the copy fails) */
+function copiedSize(document: unknown, from: string): number {
+  try {
+    return JSON.stringify(jsonpatch.getValueByPointer(document, from) ?? null).length
+  } catch {
+    return 0
+  }
+}
+
 /** RFC 6902. A malformed patch is 400; an operation that cannot apply (missing path, failed test) is 422. */
 export function applyJsonPatch(document: unknown, patch: unknown): unknown {
   if (!Array.isArray(patch)) throw errors.badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch')
@@ -51,8 +63,20 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
     const escapes = {any: false}
     const copy = escapedCopy(document, escapes)
     const operations = patch.map((op: Record<string, Json>) => escapedOperation(op, escapes))
-    const result = jsonpatch.applyPatch(copy, operations as unknown as jsonpatch.Operation[], true, true)
-    return escapes.any ? unescapedCopy(result.newDocument) : result.newDocument
+    // one operation at a time, as applyPatch does, counting what copies add: each copies its value
+    // whole, so a few dozen copies of a copy would otherwise fill the memory
+    let doc: unknown = copy
+    let copied = 0
+    operations.forEach((operation, index) => {
+      if (operation.op === 'copy' && typeof operation.from === 'string') {
+        copied += copiedSize(doc, operation.from)
+        if (copied > MAX_ACCUMULATED_COPY_SIZE) {
+          throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MAX_ACCUMULATED_COPY_SIZE}`)
+        }
+      }
+      doc = jsonpatch.applyOperation(doc, operation as unknown as jsonpatch.Operation, true, true, true, index).newDocument
+    })
+    return escapes.any ? unescapedCopy(doc) : doc
   } catch (error) {
     if (error instanceof ApiError) throw error
     const e = error as {name?: string; message?: string; index?: number; operation?: {op: string; path: string}}

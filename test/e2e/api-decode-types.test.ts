@@ -390,10 +390,28 @@ data: ${nested(1000)}
     for (const type of ['application/merge-patch+json', 'application/strategic-merge-patch+json']) {
       assert.equal((await api('PATCH', `${revisions}/deep`, {metadata: {labels: {t: type.length.toString()}}}, {'Content-Type': type})).status, 200, type)
     }
+    // a JSON patch's path and value together may nest deeper than either: the result is checked too
+    const deepPath = `/data${'/a'.repeat(500)}`
+    const stacked = await api('PATCH', `${revisions}/deep`, `[{"op":"add","path":"${deepPath}/b","value":${nested(600)}}]`, {'Content-Type': 'application/json-patch+json'})
+    assert.equal(stacked.status, 400, stacked.text)
+    assert.equal(stacked.json.message, "invalid character '{' exceeded max depth")
+    // a lone surrogate escape in a body too deep is the same 400, not a 500
+    const surrogate = await api('POST', revisions, body('surrogate', 20_000).replace('"a":1', '"a":"\\ud800"'))
+    assert.equal(surrogate.status, 400, surrogate.text)
     const applied = await api('PATCH', `${revisions}/deep?fieldManager=deep`, {apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: {name: 'deep', labels: {by: 'apply'}}}, {'Content-Type': 'application/apply-patch+yaml'})
     assert.equal(applied.status, 200, applied.text)
     assert.equal((await api('GET', `${revisions}/deep`, undefined, {Accept: 'application/yaml'})).status, 200)
     assert.equal((await api('GET', revisions, undefined, {Accept: 'application/yaml'})).status, 200)
+  })
+
+  it('"the accumulated size increase of copy": a JSON patch whose copies add more than 3 MiB is 422, nothing changed', async () => {
+    const base = '/api/v1/namespaces/default/configmaps'
+    assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'copies'}, data: {seed: 'x'.repeat(100_000)}})).status, 201)
+    const ops = Array.from({length: 40}, (_, i) => ({op: 'copy', from: '/data/seed', path: `/data/c${i}`}))
+    const result = await api('PATCH', `${base}/copies`, ops, {'Content-Type': 'application/json-patch+json'})
+    assert.equal(result.status, 422, result.text)
+    assert.match(result.json.message, /Unable to complete the copy, the accumulated size increase of copy is \d+, exceeding the limit 3145728$/)
+    assert.equal(Object.keys((await api('GET', `${base}/copies`)).json.data).length, 1)
   })
 
   it('server-side apply of a configuration with a value of the wrong type is 400 (not the 500 Kubernetes answers)', async () => {
