@@ -24,8 +24,8 @@ import {serveWatch} from './watch.js'
 import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 import type {RequestAuthorizer} from './authorize.js'
-import {assertDecodes, assertPatchedDecodes, decodeFailure} from '../machinery/go-json.js'
-import {assertStrategicPatchConverts} from '../machinery/go-converter.js'
+import {assertDecodes, assertPatchedDecodes, decodeFailure, patchedJson} from '../machinery/go-json.js'
+import {assertStrategicPatchConverts, strategicPatchShown} from '../machinery/go-converter.js'
 import {readDeleteOptions} from './delete-options.js'
 import {bindPod, evictPod} from './pod-subresources.js'
 
@@ -585,12 +585,17 @@ export class ResourceHandler {
         // merge or JSON patch's result is JSON written from maps, keys sorted at each level
         const schema = registry.declaration.schema
         const unknown = contentType === STRATEGIC_PATCH ? unknownFields(patched, schema).sort() : unknownFieldsSorted(patched, schema)
+        const decoding = strict.validation === 'Ignore' ? [] : [...strict.problems.decoding, ...unknown.map((path) => `unknown field "${path}"`)]
+        if (strict.validation === 'Strict' && decoding.length > 0) {
+          // the patcher's 422 on field patch: the patched document (a strategic patch: the patch map)
+          const shown = contentType === STRATEGIC_PATCH ? strategicPatchShown(patch, patchNumbers) : patchedJson(patched, patchNumbers)
+          throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: shown, message: `strict decoding error: ${decoding.join(', ')}`}])
+        }
         // what the schema does not know is dropped, as decoding into a typed object does
         pruneUnknownFields(patched, schema)
         // a retried attempt reports its problems once
         strict.warnings.length = warningsBefore
-        const decoding = [...strict.problems.decoding, ...unknown.map((path) => `unknown field "${path}"`)]
-        reportStrictProblems({decoding, yaml: []}, strict.validation, strict.warnings)
+        strict.warnings.push(...decoding)
         return registry.prepareUpdate(current, patched, info.subresource, options)
       },
       {dryRun: options.dryRun, precondition, admit: {context: options.context, subresource: info.subresource}},

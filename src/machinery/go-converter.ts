@@ -191,6 +191,10 @@ export function goFormatValue(value: unknown, literals: WrittenLiterals = new Ma
 export function assertStrategicPatchConverts(patched: Record<string, unknown>, patch: unknown, schema: ObjectSchema, patchNumbers: readonly NumberLiteralAt[]): void {
   const problem = unstructuredConversionError(patched, schema)
   if (problem === undefined) return
-  const literals = writtenLiteralsOf(patchNumbers)
-  throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: goFormatValue(patch, literals), message: problem}])
+  throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: strategicPatchShown(patch, patchNumbers), message: problem}])
+}
+
+/** A strategic merge patch as its 422s show it: Go's %+v of the decoded patch map. */
+export function strategicPatchShown(patch: unknown, patchNumbers: readonly NumberLiteralAt[]): string {
+  return goFormatValue(patch, writtenLiteralsOf(patchNumbers))
 }

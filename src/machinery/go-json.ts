@@ -558,7 +558,7 @@ const HTML_ESCAPES: Record<string, string> = {'<': '\\u003c', '>': '\\u003e', '&
  * The patched document as Kubernetes' json-patch library writes it: Go's json.Marshal of its maps (keys
  * sorted, <, >, & escaped) with the patch's numbers as the patch wrote them (`3.0` stays `3.0`).
  */
-function patchedJson(patched: AnyObject, writtenNumbers: readonly NumberLiteralAt[]): string {
+export function patchedJson(patched: AnyObject, writtenNumbers: readonly NumberLiteralAt[]): string {
   const literals = new Map(writtenNumbers.map(({segments, literal}) => [segments.join('\0'), literal]))
   const write = (value: unknown, path: string): string => {
     if (typeof value === 'number' && literals.size > 0) {

@@ -190,7 +190,7 @@ describe('fieldValidation: unknown and duplicate fields as Kubernetes reports th
     assert.deepEqual(warningsOf(ignore), [])
   })
 
-  it('"a merge or strategic merge patch reports its own duplicates, then its result\'s unknown fields, sorted", nothing changed under Strict', async () => {
+  it('"a merge or strategic merge patch reports its own duplicates, then its result\'s unknown fields, sorted": Strict is the patcher\'s 422 on field patch, nothing changed', async () => {
     const created = await api('POST', statefulsets, validBody('patched'))
     assert.equal(created.status, 201, created.text)
     const problems = [
@@ -204,8 +204,13 @@ describe('fieldValidation: unknown and duplicate fields as Kubernetes reports th
     for (const type of ['application/merge-patch+json', 'application/strategic-merge-patch+json']) {
       const before = (await api('GET', `${statefulsets}/patched`)).json.metadata.resourceVersion
       const strict = await api('PATCH', `${statefulsets}/patched?fieldValidation=Strict`, mergePatch, {'Content-Type': type})
-      assert.equal(strict.status, 400, `${type}: ${strict.text}`)
-      assert.equal(strict.json.message, `strict decoding error: ${problems.join(', ')}`, type)
+      // the patcher's 422 on field patch, its value the patched document (a strategic patch: the patch map)
+      assert.equal(strict.status, 422, `${type}: ${strict.text}`)
+      assert.equal(strict.json.details.causes.length, 1)
+      assert.equal(strict.json.details.causes[0].field, 'patch')
+      assert.ok(strict.json.details.causes[0].message.endsWith(`": strict decoding error: ${problems.join(', ')}`), `${type}: ${strict.text}`)
+      const shown = type === 'application/strategic-merge-patch+json' ? 'Invalid value: "map[spec:map[minReadySeconds:2' : 'Invalid value: "{\\"apiVersion\\":\\"apps/v1\\"'
+      assert.ok(strict.json.details.causes[0].message.startsWith(shown), `${type}: ${strict.json.details.causes[0].message.slice(0, 80)}`)
       assert.equal((await api('GET', `${statefulsets}/patched`)).json.metadata.resourceVersion, before)
       const warn = await api('PATCH', `${statefulsets}/patched?fieldValidation=Warn`, mergePatch, {'Content-Type': type})
       assert.equal(warn.status, 200, `${type}: ${warn.text}`)
@@ -229,8 +234,10 @@ describe('fieldValidation: unknown and duplicate fields as Kubernetes reports th
     ]
     const headers = {'Content-Type': 'application/json-patch+json'}
     const strict = await api('PATCH', `${statefulsets}/json-patched?fieldValidation=Strict`, jsonPatch, headers)
-    assert.equal(strict.status, 400, strict.text)
-    assert.equal(strict.json.message, `strict decoding error: ${problems.join(', ')}`)
+    assert.equal(strict.status, 422, strict.text)
+    assert.equal(strict.json.details.causes[0].field, 'patch')
+    assert.ok(strict.json.message.startsWith(' "" is invalid: patch: Invalid value: "{'), strict.json.message.slice(0, 80))
+    assert.ok(strict.json.message.endsWith(`": strict decoding error: ${problems.join(', ')}`), strict.text)
     const warn = await api('PATCH', `${statefulsets}/json-patched?fieldValidation=Warn`, jsonPatch, headers)
     assert.equal(warn.status, 200, warn.text)
     assert.deepEqual(warningsOf(warn), problems)
