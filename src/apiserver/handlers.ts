@@ -303,9 +303,6 @@ export class ResourceHandler {
             headers: warningHeaders(),
             declaration,
           })
-    // a create's or update's options are checked before its body is read; a patch's once its media
-    // type is known to be served (415 first, as in Kubernetes)
-    if (verb === 'create' || verb === 'update') validateWriteOptions(verb, query)
     // a delete's dryRun is one of its DeleteOptions, read and validated with the others
     const dryRun = verb === 'delete' || verb === 'deletecollection' ? false : dryRunParam(query)
     const fieldManager = fieldManagerOf(query, request)
@@ -321,7 +318,12 @@ export class ResourceHandler {
      *  own problems are kept in patchProblems for when its result is known */
     let patchProblems: StrictProblems = {decoding: [], yaml: []}
     const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers, kind = declaration) => {
+      // Kubernetes' order: 415 for the media type, 413 reading the body, then a create's or update's
+      // options (a patch's were checked once its type was known), then the body's decoding
+      const mediaType = mediaTypeOf(contentType) || JSON_TYPE
+      if (!serializers.byMediaType(mediaType)) throw errors.unsupportedMediaType(mediaType, serializers.all.map((s) => s.mediaType))
       const raw = await readBody(request)
+      if (verb === 'create' || verb === 'update') validateWriteOptions(verb, query)
       const decoded = decodeBody(raw, contentType, serializers, kind)
       const isObject = typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)
       const isPatch = request.method === 'PATCH'

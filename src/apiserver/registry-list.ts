@@ -120,10 +120,12 @@ export class ResourceLister {
     return this.fromStore(prefix, selectors, limit, 0, undefined, params.encoded)
   }
 
-  /** A read at resourceVersion `requested` (not older than it): waits up to 3 s for the watch cache to
-   *  reach it, as Kubernetes' cacher does, then 504 Too large resource version if storage has not. */
+  /** A storage read at resourceVersion `requested` (not older than it): at once when storage has
+   *  reached it, else up to 3 s for it to (followed through the watch cache, which etcd may only move
+   *  on with a write to this resource), then 504 Too large resource version, as Kubernetes answers. */
   async waitFresh(requested: number): Promise<void> {
     if (requested <= 0) return
+    if ((await this.store.currentRevision()) >= requested) return
     await this.cache.start()
     if (this.cache.revision >= requested) return
     try {

@@ -103,8 +103,9 @@ describe('API writes: the options of a write and list, as Kubernetes decodes and
     const patch = await api('PATCH', `${base}/opts?force=true`, {data: {a: 'b'}}, {'Content-Type': 'application/merge-patch+json'})
     assert.equal(patch.status, 422, patch.text)
     assert.equal(patch.json.message, 'PatchOptions.meta.orch.io "" is invalid: force: Forbidden: may not be specified for non-apply patch')
-    // an unserved patch type is 415 before its options are looked at
+    // an unserved media type is 415 before the options are looked at, for a patch and a create alike
     assert.equal((await api('PATCH', `${base}/opts?force=true`, {}, {'Content-Type': 'text/plain'})).status, 415)
+    assert.equal((await api('POST', `${base}?dryRun=x`, 'x', {'Content-Type': 'text/plain'})).status, 415)
   })
 
   it('"Convert_Slice_string_To_bool": 0 and any case of false are false, any other value true; pretty reads as strconv.ParseBool, an unreadable value being false', async () => {
