@@ -27,7 +27,8 @@ export class NonResourceHandler {
       return true
     }
     const parts = path.split('/').filter(Boolean)
-    if (path === '/version' || path === '/version/') return reply(versionInfo())
+    // /version is written as JSON whatever the Accept, as kube-apiserver's version handler does
+    if (path === '/version' || path === '/version/') return (send(response, 200, versionInfo()), true)
     if (path === '/api' || path === '/api/' || path === '/apis' || path === '/apis/') {
       const root = parts[0] as 'api' | 'apis'
       const format = discoveryFormat(request.headers.accept)
@@ -50,10 +51,10 @@ export class NonResourceHandler {
     if (parts[0] === 'openapi' && parts[1] === 'v3') {
       const rest = parts.slice(2)
       if (rest[0] === 'api' && rest.length === 2 && this.catalog.groups().get('')?.includes(rest[1])) {
-        return reply(this.cached(path, () => openAPIV3Document(declarations, '', rest[1])))
+        return reply(this.cached(`v3:/${rest[1]}`, () => openAPIV3Document(declarations, '', rest[1])))
       }
       if (rest[0] === 'apis' && rest.length === 3 && this.catalog.groups().get(rest[1])?.includes(rest[2])) {
-        return reply(this.cached(path, () => openAPIV3Document(declarations, rest[1], rest[2])))
+        return reply(this.cached(`v3:${rest[1]}/${rest[2]}`, () => openAPIV3Document(declarations, rest[1], rest[2])))
       }
     }
     return false

@@ -16,6 +16,15 @@ describe('discovery', () => {
     assert.equal(result.status, 200)
     assert.equal(result.json.major, '1')
     assert.match(result.json.gitVersion, /^v1\.\d+\.\d+/)
+    // JSON whatever the Accept, as kube-apiserver writes it
+    for (const accept of ['text/html', 'foo']) assert.equal((await call(server.url, 'GET', '/version', undefined, {Accept: accept})).status, 200, accept)
+  })
+
+  it('/openapi/v3 answers another spelling of a group version\'s path (//apis//apps/v1) with the same document, cached once per group version', async () => {
+    const plain = await call(server.url, 'GET', '/openapi/v3/apis/apps/v1')
+    const doubled = await call(server.url, 'GET', '/openapi/v3//apis//apps/v1')
+    assert.equal(doubled.status, 200)
+    assert.equal(doubled.text, plain.text)
   })
 
   it('/api lists v1 with the address that answered', async () => {
