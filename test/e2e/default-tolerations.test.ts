@@ -1,4 +1,5 @@
-// DefaultTolerationSeconds: pods tolerate a node's not-ready and unreachable NoExecute taints for 300 s.
+// What a Pod is given on its way in: DefaultTolerationSeconds (the node's not-ready and unreachable
+// NoExecute taints tolerated for 300 s), and status IPs reconciled as Kubernetes' v1 conversion does.
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import {call, type HttpResult} from '../support/http.js'
@@ -12,7 +13,7 @@ const pod = (name: string, tolerations?: unknown[]) => ({
   spec: {containers: [{name: 'c', image: 'busybox'}], ...(tolerations ? {tolerations} : {})},
 })
 
-describe('DefaultTolerationSeconds', () => {
+describe('Pod admission and conversion: DefaultTolerationSeconds, status IPs', () => {
   let server: RunningOrch
   let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
   before(async () => {
@@ -41,16 +42,6 @@ describe('DefaultTolerationSeconds', () => {
     const noSchedule = await api('POST', pods, pod('no-schedule', [{key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoSchedule'}]))
     assert.equal(noSchedule.json.spec.tolerations.length, 3)
   })
-})
-
-describe('Pod status IPs', () => {
-  let server: RunningOrch
-  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
-  before(async () => {
-    server = await startOrchServer(['--controllers='])
-    api = (method, path, body, headers) => call(server.url, method, path, body, headers)
-  })
-  after(async () => server.cleanup())
 
   it('"podIP alone gives podIPs; podIP wins when the two differ; podIP is podIPs[0]\'s" (v1 conversion), hostIP and hostIPs alike', async () => {
     assert.equal((await api('POST', pods, pod('ips'))).status, 201)
