@@ -1,7 +1,7 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {pod, podBinding, podEviction} from '../api/core/pod.js'
-import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
+import type {AnyObject, KindDeclaration, ObjectSchema, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
 import {orderedFieldProblems, scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, unknownFieldsSorted, warningHeader} from '../machinery/field-validation.js'
 import {yamlDuplicateKeys} from '../machinery/yaml-duplicates.js'
@@ -501,11 +501,28 @@ export class ResourceHandler {
     if (verb === 'patch') validateWriteOptions('patch', query, contentType)
     const decoder = verb === 'patch' ? (this.extraPatchTypes.get(contentType) ?? jsonSerializer) : undefined
     const raw = await readBody(request)
+    if (verb === 'update') validateWriteOptions('update', query)
     const body = decoder ? decodeBody(raw, contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(raw, request.headers['content-type'], this.serializers)
+    // fieldValidation as for the parent's own writes
+    const validation = fieldValidationParam(query)
+    const warnings = (response as AnnotatedResponse)[WARNINGS] ?? []
+    const strict = {validation, problems: {decoding: [] as string[], yaml: [] as string[]}, warnings}
+    const text = raw.toString('utf8')
+    const scaleKind = {group: 'autoscaling', version: 'v1', kind: 'Scale'}
     // a Scale is decoded as Kubernetes decodes it: spec.replicas an int32 (400; a patch's result: 422)
     if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
-      assertDecodes(body as AnyObject, scaleSchema, {group: 'autoscaling', version: 'v1', kind: 'Scale'}, raw, writtenNumbers(raw, request.headers['content-type']))
+      assertDecodes(body as AnyObject, scaleSchema, scaleKind, raw, writtenNumbers(raw, request.headers['content-type']))
+      const unknown = pruneUnknownFields(body, scaleSchema)
+      if (validation !== 'Ignore') {
+        const isJson = (mediaTypeOf(request.headers['content-type']) || JSON_TYPE) === JSON_TYPE
+        const decoding = isJson ? orderedFieldProblems(text, unknown, scanJsonText(text)) : unknown.map((path) => `unknown field "${path}"`)
+        reportStrictProblems({decoding, yaml: []}, validation, warnings, (message) => decodeFailure(body as AnyObject, scaleKind, raw, message))
+      }
+    } else if (verb === 'patch' && validation !== 'Ignore') {
+      strict.problems.decoding =
+        contentType === JSON_PATCH ? jsonPatchProblems(text, body) : scanJsonText(text).duplicates.map((path) => `duplicate field "${path}"`)
     }
+    const warningsBefore = warnings.length
     const patchNumbers = verb === 'patch' ? patchNumbersOf(contentType, body, raw) : []
     const updated = await registry.guaranteedUpdate(
       info.namespace,
@@ -528,7 +545,10 @@ export class ResourceHandler {
           wanted = assertBodyObject(applyMergePatch(scale, body))
         }
         if (contentType === STRATEGIC_PATCH) assertStrategicPatchConverts(wanted, body, scaleSchema, patchNumbers)
-        if (verb === 'patch') assertPatchedDecodes(wanted, scaleSchema, 'v1', contentType === STRATEGIC_PATCH ? [] : patchNumbers)
+        if (verb === 'patch') {
+          assertPatchedDecodes(wanted, scaleSchema, 'v1', contentType === STRATEGIC_PATCH ? [] : patchNumbers)
+          checkPatchedFields(contentType, body, wanted, scaleSchema, patchNumbers, strict, warningsBefore)
+        }
         const replicas = replicasFromScale(wanted, info.name)
         return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', {
           ...options,
@@ -538,7 +558,7 @@ export class ResourceHandler {
       },
       {dryRun: options.dryRun, admit: {context: options.context, subresource: 'scale'}},
     )
-    send(response, 200, toScale(updated), {serializer})
+    send(response, 200, toScale(updated), {serializer, headers: warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined})
   }
 
   /** Applies the patch to the stored object (or its subresource part) and writes it back with CAS. */
@@ -585,25 +605,38 @@ export class ResourceHandler {
         assertPatchedDecodes(patched, registry.declaration.schema, registry.declaration.version, contentType === STRATEGIC_PATCH ? [] : patchNumbers)
         // the result's unknown fields, in the order Go meets them: the converter sorts its paths; a
         // merge or JSON patch's result is JSON written from maps, keys sorted at each level
-        const schema = registry.declaration.schema
-        const unknown = contentType === STRATEGIC_PATCH ? unknownFields(patched, schema).sort() : unknownFieldsSorted(patched, schema)
-        const decoding = strict.validation === 'Ignore' ? [] : [...strict.problems.decoding, ...unknown.map((path) => `unknown field "${path}"`)]
-        if (strict.validation === 'Strict' && decoding.length > 0) {
-          // the patcher's 422 on field patch: the patched document (a strategic patch: the patch map)
-          const shown = contentType === STRATEGIC_PATCH ? strategicPatchShown(patch, patchNumbers) : patchedJson(patched, patchNumbers)
-          throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: shown, message: `strict decoding error: ${decoding.join(', ')}`}])
-        }
-        // what the schema does not know is dropped, as decoding into a typed object does
-        pruneUnknownFields(patched, schema)
-        // a retried attempt reports its problems once
-        strict.warnings.length = warningsBefore
-        strict.warnings.push(...decoding)
+        checkPatchedFields(contentType, patch, patched, registry.declaration.schema, patchNumbers, strict, warningsBefore)
         return registry.prepareUpdate(current, patched, info.subresource, options)
       },
       {dryRun: options.dryRun, precondition, admit: {context: options.context, subresource: info.subresource}},
     )
     return object
   }
+}
+
+/** What fieldValidation finds in a patch once its result is known: the patch's own problems, then the
+ *  result's unknown fields in the order Go meets them (the converter sorts its paths; a merge or JSON
+ *  patch's result is JSON written from maps, keys sorted at each level). Strict: the patcher's 422 on
+ *  field patch, its value the patched document (a strategic patch: the patch map); Warn: warnings,
+ *  once however often the write is retried. The unknown fields are then dropped, as decoding does. */
+function checkPatchedFields(
+  contentType: string,
+  patch: unknown,
+  patched: AnyObject,
+  schema: ObjectSchema,
+  patchNumbers: readonly NumberLiteralAt[],
+  strict: {validation: FieldValidation; problems: StrictProblems; warnings: string[]},
+  warningsBefore: number,
+): void {
+  const unknown = contentType === STRATEGIC_PATCH ? unknownFields(patched, schema).sort() : unknownFieldsSorted(patched, schema)
+  const decoding = strict.validation === 'Ignore' ? [] : [...strict.problems.decoding, ...unknown.map((path) => `unknown field "${path}"`)]
+  if (strict.validation === 'Strict' && decoding.length > 0) {
+    const shown = contentType === STRATEGIC_PATCH ? strategicPatchShown(patch, patchNumbers) : patchedJson(patched, patchNumbers)
+    throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: shown, message: `strict decoding error: ${decoding.join(', ')}`}])
+  }
+  pruneUnknownFields(patched, schema)
+  strict.warnings.length = warningsBefore
+  strict.warnings.push(...decoding)
 }
 
 /** The answer is the object itself in compact JSON: it can be sent as the JSON bytes already made

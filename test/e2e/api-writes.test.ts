@@ -168,6 +168,26 @@ describe('API writes: the options of a write and list, as Kubernetes decodes and
     assert.equal(warn.headers.warning, '299 - "unknown field \\"spec.bogus\\""')
   })
 
+  it('the scale subresource applies fieldValidation: an unknown field is 400 for a Strict PUT, the patcher\'s 422 for a Strict patch, a warning by default', async () => {
+    const created = await api('POST', sts, {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'scale-fields'},
+      spec: {replicas: 1, serviceName: 's', selector: {matchLabels: {a: 'b'}}, template: {metadata: {labels: {a: 'b'}}, spec: {containers: [{name: 'c', image: 'i'}]}}},
+    })
+    assert.equal(created.status, 201, created.text)
+    const scale = {apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: {name: 'scale-fields', namespace: 'default'}, spec: {replicas: 2, bogus: 1}}
+    const put = await api('PUT', `${sts}/scale-fields/scale?fieldValidation=Strict`, scale)
+    assert.equal(put.status, 400, put.text)
+    assert.equal(put.json.message, 'Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "spec.bogus"')
+    const patch = await api('PATCH', `${sts}/scale-fields/scale?fieldValidation=Strict`, {spec: {replicas: 3, bogus: 1}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(patch.status, 422, patch.text)
+    assert.match(patch.json.details.causes[0].message, /strict decoding error: unknown field "spec\.bogus"$/)
+    assert.equal((await api('GET', `${sts}/scale-fields`)).json.spec.replicas, 1)
+    const warned = await api('PATCH', `${sts}/scale-fields/scale`, {spec: {replicas: 3, bogus: 1}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(warned.status, 200, warned.text)
+    assert.equal(warned.headers.warning, '299 - "unknown field \\"spec.bogus\\""')
+    assert.equal(warned.json.spec.replicas, 3)
+  })
+
   it('a JSON patch with an unknown op is 422 (json-patch\'s Apply fails on it); a TokenReview without a token is 400 "token is required"', async () => {
     assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'jp'}})).status, 201)
     const unknownOp = await api('PATCH', `${base}/jp`, [{op: 'bogus', path: '/data/a'}], {'Content-Type': 'application/json-patch+json'})
