@@ -101,12 +101,22 @@ function addWarnings(context: RequestContext, warnings: string[] | undefined): v
   for (const warning of warnings ?? []) if (context.warnings && !context.warnings.includes(warning)) context.warnings.push(warning)
 }
 
+/** What an update hook took (undone by revert when the write fails) and leaves behind (freed by
+ *  commit once the write succeeded). */
+export interface UpdateTransaction {
+  commit(): Promise<void>
+  revert(): Promise<void>
+}
+
 /** Kind-specific work around writes that needs other resources (e.g. a Service's cluster IP). */
 export interface RegistryHooks {
   /** before a create is stored; returns an undo for when the store refuses it */
   beforeCreate?(object: AnyObject, options: {dryRun?: boolean}): Promise<(() => Promise<void>) | void>
   /** before an update is stored (old is the stored object) */
   beforeUpdate?(object: AnyObject, old: AnyObject): void
+  /** around an update's write: what it takes before the write, given back (revert) when the write fails
+   *  or loses a conflict, and what it leaves behind freed (commit) once the write is done */
+  aroundUpdate?(object: AnyObject, old: AnyObject, options: {dryRun?: boolean}): Promise<UpdateTransaction | undefined>
   /** after the object is gone from the store */
   afterDelete?(object: AnyObject): Promise<void>
 }
@@ -469,6 +479,28 @@ export class ResourceRegistry {
   /** Writes next over current (compare-and-swap). Returns 'conflict' when someone wrote first.
    *  Removing the last finalizer of an object being deleted deletes it. */
   async commitUpdate(
+    key: string,
+    current: KeyValue,
+    old: AnyObject,
+    next: AnyObject,
+    options: {dryRun?: boolean},
+  ): Promise<AnyObject | 'conflict'> {
+    const transaction = await this.hooks.aroundUpdate?.(next, old, options)
+    if (!transaction) return this.writeUpdate(key, current, old, next, options)
+    let result: AnyObject | 'conflict'
+    try {
+      result = await this.writeUpdate(key, current, old, next, options)
+    } catch (error) {
+      await transaction.revert().catch(() => undefined)
+      throw error
+    }
+    // what fails to be freed after the write is a leak, not a failed write (hooks reconcile their own)
+    if (result === 'conflict') await transaction.revert().catch(() => undefined)
+    else await transaction.commit().catch(() => undefined)
+    return result
+  }
+
+  private async writeUpdate(
     key: string,
     current: KeyValue,
     old: AnyObject,

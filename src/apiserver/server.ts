@@ -24,7 +24,7 @@ import {Catalog} from './catalog.js'
 import {createdObjectName, ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry} from './registry.js'
 import {parseRequestTarget, resolveRequestInfo} from './requestinfo.js'
-import {ServiceAllocator, ServiceRegistry} from './service-ips.js'
+import {ServiceAllocator} from './service-ips.js'
 import {DEFAULT_NODE_PORT_RANGE, NodePortAllocator, type PortRange} from './service-nodeports.js'
 import {NonResourceHandler} from './nonresource.js'
 import {ApiMetrics} from './metrics.js'
@@ -121,10 +121,9 @@ export class ApiServer {
     const gates: Record<string, boolean> = options.gates ?? defaultGates()
     for (const declaration of this.catalog.declarations) {
       if (declaration.virtual) continue
-      const Registry = declaration.group === '' && declaration.resource === 'services' ? ServiceRegistry : ResourceRegistry
       this.registries.set(
         declaration,
-        new Registry(declaration, {
+        new ResourceRegistry(declaration, {
           store: options.store,
           now: this.now,
           namespaceOf: (name) => this.namespaceOf(name),
@@ -152,9 +151,7 @@ export class ApiServer {
       new NodePortAllocator(options.store, options.serviceNodePortRange ?? DEFAULT_NODE_PORT_RANGE, this.now),
       this.now,
     )
-    const services = this.registry('', 'services')
-    services.hooks = this.serviceAllocator.hooks()
-    if (services instanceof ServiceRegistry) services.allocator = this.serviceAllocator
+    this.registry('', 'services').hooks = this.serviceAllocator.hooks()
     const modes = options.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES
     this.authorizer = buildAuthorizer(modes, registrySource(this.registries), podNodeFromRegistry(this.registry('', 'pods')))
     this.authorizeRequest = modes.length === 1 && modes[0] === 'AlwaysAllow' ? allowAll : requestAuthorizer(this.authorizer)

@@ -10,8 +10,7 @@ import type {AnyObject} from '../api/types.js'
 import type {Logger} from '../machinery/log.js'
 import {canonicalIp, cidrContains, parseCidr, randomAddress, type Cidr} from '../machinery/ipnet.js'
 import {errors} from '../machinery/status.js'
-import type {KeyValue} from '../storage/index.js'
-import {ResourceRegistry, type RegistryHooks} from './registry.js'
+import type {RegistryHooks, ResourceRegistry, UpdateTransaction} from './registry.js'
 import {
   allocatedNodePorts,
   allocHealthCheckNodePort,
@@ -31,13 +30,6 @@ export const IP_FAMILY_LABEL = 'ipaddress.orch.io/ip-family'
 
 const ATTEMPTS = 32
 
-/** What an update took (undone by revert when its write fails) and leaves behind (freed by commit
- *  once the write succeeded). */
-export interface AllocationTransaction {
-  commit(): Promise<void>
-  revert(): Promise<void>
-}
-
 export class ServiceAllocator {
   constructor(
     private readonly serviceCIDRs: ResourceRegistry,
@@ -46,12 +38,16 @@ export class ServiceAllocator {
     private readonly now: () => Date,
   ) {}
 
-  /** The registry hooks for services: allocate on create, keep what an update leaves out, release on
-   *  delete. Updates allocate in ServiceRegistry.commitUpdate (the hook before an update is synchronous). */
+  /** The registry hooks for services: allocate on create, keep what an update leaves out and allocate
+   *  around its write, release on delete. */
   hooks(): RegistryHooks {
     return {
       beforeCreate: (service, options) => this.allocateCreate(service, options.dryRun ?? false),
       beforeUpdate: (service, old) => patchAllocatedValues(service, old),
+      // a write that leaves the spec as it was (status, metadata, finalizers) allocates nothing, as
+      // Kubernetes' status subresource does not
+      aroundUpdate: async (service, old, options) =>
+        isDeepStrictEqual(service.spec, old.spec) ? undefined : this.allocateUpdate(service, old, options.dryRun ?? false),
       afterDelete: (service) => this.release(service),
     }
   }
@@ -80,7 +76,7 @@ export class ServiceAllocator {
    * when the type no longer uses them or the port is gone; the health check node port follows
    * type LoadBalancer with externalTrafficPolicy Local. Releases happen in commit(), after the write.
    */
-  async allocateUpdate(service: AnyObject, old: AnyObject, dryRun: boolean): Promise<AllocationTransaction> {
+  async allocateUpdate(service: AnyObject, old: AnyObject, dryRun: boolean): Promise<UpdateTransaction> {
     const type = service.spec?.type
     const oldType = old.spec?.type
     let undoIPs: (() => Promise<void>) | undefined
@@ -256,33 +252,5 @@ function patchAllocatedValues(service: AnyObject, old: AnyObject): void {
   }
   if (needsHealthCheck(old) && needsHealthCheck(service) && !spec.healthCheckNodePort && before.healthCheckNodePort) {
     spec.healthCheckNodePort = before.healthCheckNodePort
-  }
-}
-
-/**
- * The services registry: an update's write is wrapped in ServiceAllocator.allocateUpdate — what it
- * allocates is given back when the write fails (a conflict, the store refusing it), what it leaves
- * behind is released once the write is done. (Kubernetes does this in the service storage's
- * BeginUpdate; the registry's own beforeUpdate hook is synchronous and has no after-write step.)
- */
-export class ServiceRegistry extends ResourceRegistry {
-  allocator: ServiceAllocator | undefined
-
-  override async commitUpdate(key: string, current: KeyValue, old: AnyObject, next: AnyObject, options: {dryRun?: boolean}): Promise<AnyObject | 'conflict'> {
-    // a write that leaves the spec as it was (status, metadata, finalizers) allocates nothing, as
-    // Kubernetes' status subresource does not
-    if (!this.allocator || isDeepStrictEqual(next.spec, old.spec)) return super.commitUpdate(key, current, old, next, options)
-    const transaction = await this.allocator.allocateUpdate(next, old, options.dryRun ?? false)
-    let result: AnyObject | 'conflict'
-    try {
-      result = await super.commitUpdate(key, current, old, next, options)
-    } catch (error) {
-      await transaction.revert().catch(() => undefined)
-      throw error
-    }
-    // what fails to be freed here is a leak, not a failed write (node ports are reconciled at start)
-    if (result === 'conflict') await transaction.revert().catch(() => undefined)
-    else await transaction.commit().catch(() => undefined)
-    return result
   }
 }
