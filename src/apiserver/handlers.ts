@@ -3,15 +3,15 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 import {pod, podBinding, podEviction} from '../api/core/pod.js'
 import type {AnyObject, KindDeclaration, ObjectSchema, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
-import {orderedFieldProblems, scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, unknownFieldsSorted, warningHeader} from '../machinery/field-validation.js'
+import {scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, unknownFieldsSorted, warningHeader} from '../machinery/field-validation.js'
 import {yamlDuplicateKeys} from '../machinery/yaml-duplicates.js'
-import {jsonPatchProblems, reportApplyYamlProblems, reportStrictProblems, type StrictProblems} from './strict-decoding.js'
+import {jsonPatchProblems, reportApplyYamlProblems, reportStrictProblems, typedBodyProblems, type StrictProblems} from './strict-decoding.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
 import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
-import {acceptsGzip, assertNestingDepth, decodeBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send, writtenNumbers} from './codec.js'
+import {acceptsGzip, assertNestingDepth, decodeBody, isJsonBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, YAML_TYPE, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
 import type {ListParams} from './registry-list.js'
@@ -320,14 +320,13 @@ export class ResourceHandler {
     const decodeChecked = async (contentType = request.headers['content-type'], serializers: SerializerSet = this.serializers, kind = declaration) => {
       // Kubernetes' order: 415 for the media type, 413 reading the body, then a create's or update's
       // options (a patch's were checked once its type was known), then the body's decoding
-      const mediaType = mediaTypeOf(contentType) || JSON_TYPE
-      if (!serializers.byMediaType(mediaType)) throw errors.unsupportedMediaType(mediaType, serializers.all.map((s) => s.mediaType))
+      const type = mediaTypeOf(contentType) || JSON_TYPE
+      if (!serializers.byMediaType(type)) throw errors.unsupportedMediaType(type, serializers.all.map((s) => s.mediaType))
       const raw = await readBody(request)
       if (verb === 'create' || verb === 'update') validateWriteOptions(verb, query)
       const decoded = decodeBody(raw, contentType, serializers, kind)
       const isObject = typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)
       const isPatch = request.method === 'PATCH'
-      const type = mediaTypeOf(contentType) || JSON_TYPE
       // what JSON.parse does not tell: duplicate keys, and numbers such as 1.0 for an integer field
       const scan = type === JSON_TYPE || ((type === MERGE_PATCH || type === STRATEGIC_PATCH) && validation !== 'Ignore') ? scanJsonText(raw.toString('utf8')) : undefined
       // values of the wrong type are refused as Go's decoder refuses them (a patch: its result, below)
@@ -348,7 +347,7 @@ export class ResourceHandler {
       const unknown = yamlText && validation !== 'Ignore' ? unknownFieldsSorted(decoded, kind.schema) : []
       const pruned = pruneUnknownFields(decoded, kind.schema)
       if (validation !== 'Ignore') {
-        const decoding = scan ? orderedFieldProblems(raw.toString('utf8'), pruned, scan) : (yamlText ? unknown : pruned).map((path) => `unknown field "${path}"`)
+        const decoding = typedBodyProblems(raw.toString('utf8'), yamlText ? unknown : pruned, scan)
         // a create or update words it as any decode error: `ConfigMap in version "v1" cannot be handled as a ConfigMap: …`
         reportStrictProblems({decoding, yaml: yamlDuplicates}, validation, warnings, (message) => decodeFailure(decoded as AnyObject, kind, raw, message))
       }
@@ -465,16 +464,15 @@ export class ResourceHandler {
     validateWriteOptions('create', query)
     const raw = await readBody(request)
     const body = assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration))
-    assertDecodes(body, declaration.schema, declaration, raw, writtenNumbers(raw, request.headers['content-type']))
+    const text = raw.toString('utf8')
+    const scan = isJsonBody(request.headers['content-type']) ? scanJsonText(text) : undefined
+    assertDecodes(body, declaration.schema, declaration, raw, scan?.numberLiterals)
     const unknown = pruneUnknownFields(body, declaration.schema)
     // fieldValidation as for any create
     const validation = fieldValidationParam(query)
     const warnings: string[] = []
     if (validation !== 'Ignore') {
-      const text = raw.toString('utf8')
-      const isJson = (mediaTypeOf(request.headers['content-type']) || JSON_TYPE) === JSON_TYPE
-      const decoding = isJson ? orderedFieldProblems(text, unknown, scanJsonText(text)) : unknown.map((path) => `unknown field "${path}"`)
-      reportStrictProblems({decoding, yaml: []}, validation, warnings, (message) => decodeFailure(body, declaration, raw, message))
+      reportStrictProblems({decoding: typedBodyProblems(text, unknown, scan), yaml: []}, validation, warnings, (message) => decodeFailure(body, declaration, raw, message))
     }
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
     const answer = handler(body, user)
@@ -511,12 +509,11 @@ export class ResourceHandler {
     const scaleKind = {group: 'autoscaling', version: 'v1', kind: 'Scale'}
     // a Scale is decoded as Kubernetes decodes it: spec.replicas an int32 (400; a patch's result: 422)
     if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
-      assertDecodes(body as AnyObject, scaleSchema, scaleKind, raw, writtenNumbers(raw, request.headers['content-type']))
+      const scan = isJsonBody(request.headers['content-type']) ? scanJsonText(text) : undefined
+      assertDecodes(body as AnyObject, scaleSchema, scaleKind, raw, scan?.numberLiterals)
       const unknown = pruneUnknownFields(body, scaleSchema)
       if (validation !== 'Ignore') {
-        const isJson = (mediaTypeOf(request.headers['content-type']) || JSON_TYPE) === JSON_TYPE
-        const decoding = isJson ? orderedFieldProblems(text, unknown, scanJsonText(text)) : unknown.map((path) => `unknown field "${path}"`)
-        reportStrictProblems({decoding, yaml: []}, validation, warnings, (message) => decodeFailure(body as AnyObject, scaleKind, raw, message))
+        reportStrictProblems({decoding: typedBodyProblems(text, unknown, scan), yaml: []}, validation, warnings, (message) => decodeFailure(body as AnyObject, scaleKind, raw, message))
       }
     } else if (verb === 'patch' && validation !== 'Ignore') {
       strict.problems.decoding =

@@ -1,7 +1,7 @@
 // fieldValidation's findings as Kubernetes reports them: Strict refuses the request with one 400
 // listing every problem, Warn sends each back in a Warning header, Ignore looks for none.
 import type {FieldValidation} from '../machinery/field-validation.js'
-import {orderedFieldProblems, scanJsonText} from '../machinery/field-validation.js'
+import {orderedFieldProblems, scanJsonText, type JsonTextScan} from '../machinery/field-validation.js'
 import {errors} from '../machinery/status.js'
 
 /** What strict decoding found: go-yaml's duplicate-key lines (`line 5: key "name" already set in map`)
@@ -21,6 +21,12 @@ export function reportStrictProblems(problems: StrictProblems, validation: Field
     throw errors.badRequest(wrap(`strict decoding error: ${parts.join(', ')}`))
   }
   warnings.push(...yaml, ...decoding)
+}
+
+/** A body decoded into a typed object: its problems, a JSON body's in the order of its text (`scan`:
+ *  that text's scanJsonText), any other's unknown fields as found. */
+export function typedBodyProblems(text: string, unknown: readonly string[], scan: JsonTextScan | undefined): string[] {
+  return scan ? orderedFieldProblems(text, unknown, scan) : unknown.map((path) => `unknown field "${path}"`)
 }
 
 /** An apply patch's duplicate keys, checked after the apply as Kubernetes' apply patcher does. */
