@@ -10,7 +10,7 @@
 import type {ObjectSchema, Schema} from '../api/types.js'
 import type {NumberLiteralAt} from './field-validation.js'
 import {quantityError, quantityErrors} from './quantity.js'
-import {goType, jsonKind, timeParseError} from './go-json.js'
+import {goType, jsonKind, timeParseError, writtenLiteralsOf, type WrittenLiterals} from './go-json.js'
 import {errors} from './status.js'
 import {structFields} from './typed-value.js'
 
@@ -150,14 +150,6 @@ function goFloat(value: number): string {
     return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, '0')}`
   }
   return String(value)
-}
-
-/** Where a number was written with a fraction, an exponent or more digits than JSON.parse keeps:
- *  its text, by its path's segments joined with NUL. */
-export type WrittenLiterals = ReadonlyMap<string, string>
-
-export function writtenLiteralsOf(numbers: readonly NumberLiteralAt[]): WrittenLiterals {
-  return new Map(numbers.map(({segments, literal}) => [segments.join('\0'), literal]))
 }
 
 /** A number as sigs.k8s.io/json decodes it into interface{} (PreserveInts), printed by %v: an int64

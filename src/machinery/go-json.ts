@@ -14,6 +14,7 @@
 import type {AnyObject, Field, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
 import type {NumberLiteralAt} from './field-validation.js'
 import {quantityError, quantityErrors} from './quantity.js'
+import {goJSON} from './field-path.js'
 import {scalarZero, structFields} from './typed-value.js'
 import {errors} from './status.js'
 
@@ -552,14 +553,21 @@ export function assertPatchedDecodes(patched: AnyObject, schema: ObjectSchema, p
   if (problem) throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: patchedJson(patched, writtenNumbers), message: problem}])
 }
 
-const HTML_ESCAPES: Record<string, string> = {'<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029'}
+/** Where a number was written with a fraction, an exponent or more digits than JSON.parse keeps:
+ *  its text, by its path's segments joined with NUL. */
+export type WrittenLiterals = ReadonlyMap<string, string>
+
+export function writtenLiteralsOf(numbers: readonly NumberLiteralAt[]): WrittenLiterals {
+  return new Map(numbers.map(({segments, literal}) => [segments.join('\0'), literal]))
+}
 
 /**
  * The patched document as Kubernetes' json-patch library writes it: Go's json.Marshal of its maps (keys
- * sorted, <, >, & escaped) with the patch's numbers as the patch wrote them (`3.0` stays `3.0`).
+ * sorted, <, >, & escaped: field-path's goJSON) with the patch's numbers as the patch wrote them (`3.0`
+ * stays `3.0`).
  */
 export function patchedJson(patched: AnyObject, writtenNumbers: readonly NumberLiteralAt[]): string {
-  const literals = new Map(writtenNumbers.map(({segments, literal}) => [segments.join('\0'), literal]))
+  const literals = writtenLiteralsOf(writtenNumbers)
   const write = (value: unknown, path: string): string => {
     if (typeof value === 'number' && literals.size > 0) {
       const literal = literals.get(path)
@@ -569,9 +577,9 @@ export function patchedJson(patched: AnyObject, writtenNumbers: readonly NumberL
     if (Array.isArray(value)) return `[${value.map((item, index) => write(item ?? null, at(index))).join(',')}]`
     if (isPlainObject(value)) {
       const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort()
-      return `{${keys.map((key) => `${write(key, '')}:${write(value[key], at(key))}`).join(',')}}`
+      return `{${keys.map((key) => `${goJSON(key)}:${write(value[key], at(key))}`).join(',')}}`
     }
-    return (JSON.stringify(value) ?? 'null').replace(/[<>&\u2028\u2029]/g, (c) => HTML_ESCAPES[c]!)
+    return goJSON(value)
   }
   return write(patched, '')
 }

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 import type {ObjectSchema} from '../../src/api/types.js'
-import {goFormatValue, unstructuredConversionError, writtenLiteralsOf} from '../../src/machinery/go-converter.js'
+import {goFormatValue, unstructuredConversionError} from '../../src/machinery/go-converter.js'
+import {writtenLiteralsOf} from '../../src/machinery/go-json.js'
 
 const schema: ObjectSchema = {
   type: 'object',
