@@ -2,6 +2,7 @@
 import * as yaml from 'js-yaml'
 import type {AnyObject, KindDeclaration} from '../api/types.js'
 import {CborError, decodeCbor, encodeCbor} from '../machinery/cbor.js'
+import {setOwn} from '../machinery/own-keys.js'
 import {decodeObject, encodeListChunks, encodeObject, frameWatchEvent, ProtobufError} from '../machinery/protobuf.js'
 import {errors} from '../machinery/status.js'
 
@@ -34,7 +35,7 @@ function wellFormed(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((item) => wellFormed(item, depth + 1))
   const out: Record<string, unknown> = {}
   for (const [key, child] of Object.entries(value)) {
-    Object.defineProperty(out, wellFormedText(key), {value: wellFormed(child, depth + 1), enumerable: true, writable: true, configurable: true})
+    setOwn(out, wellFormedText(key), wellFormed(child, depth + 1))
   }
   return out
 }

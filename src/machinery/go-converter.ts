@@ -12,7 +12,7 @@ import type {NumberLiteralAt} from './field-validation.js'
 import {quantityError, quantityErrors} from './quantity.js'
 import {goType, jsonKind, timeParseError, writtenLiteralsOf, type WrittenLiterals} from './go-json.js'
 import {errors} from './status.js'
-import {structFields} from './typed-value.js'
+import {isPlainObject, structFields} from './typed-value.js'
 
 /** The Go type a value decoded from JSON into interface{} has (sigs.k8s.io/json, ints preserved). */
 function sourceType(value: unknown): string {
@@ -71,10 +71,6 @@ function intOrStringError(value: unknown): string | undefined {
   return `json: cannot unmarshal ${jsonKind(value)} into Go value of type int32`
 }
 
-function isMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 function convertError(value: unknown, schema: Schema): string | undefined {
   if (value === null || value === undefined) return undefined
   switch (schema.type) {
@@ -103,7 +99,7 @@ function convertError(value: unknown, schema: Schema): string | undefined {
     case 'raw':
       return undefined
     case 'object': {
-      if (!isMap(value)) return `cannot restore struct from: ${sourceKind(value)}`
+      if (!isPlainObject(value)) return `cannot restore struct from: ${sourceKind(value)}`
       for (const [name, field] of structFields(schema)) {
         const error = convertError(value[name], field)
         if (error !== undefined) return error
@@ -111,7 +107,7 @@ function convertError(value: unknown, schema: Schema): string | undefined {
       return undefined
     }
     case 'map': {
-      if (!isMap(value)) return `cannot restore map from ${sourceKind(value)}`
+      if (!isPlainObject(value)) return `cannot restore map from ${sourceKind(value)}`
       for (const key in value) {
         const error = convertError(value[key], schema.values)
         if (error !== undefined) return error
