@@ -10,13 +10,9 @@
 //   NodeResourcesFit   pods, cpu, memory, ephemeral storage and extended resources fit allocatable
 //                      minus what the node's pods request
 import type {AnyObject} from '../../api/types.js'
-import {tolerates} from '../nodelifecycle.js'
+import {NOT_READY_TAINT, tolerates, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT} from '../nodelifecycle.js'
 import type {HostPort, NodeInfo, NodeSelectorTerm, PodInfo, Requirement} from './info.js'
 import {reasons} from './messages.js'
-
-export const UNSCHEDULABLE_TAINT = 'node.orch.io/unschedulable'
-export const NOT_READY_TAINT = 'node.orch.io/not-ready'
-export const UNREACHABLE_TAINT = 'node.orch.io/unreachable'
 
 export interface Filter {
   name: string
