@@ -351,6 +351,7 @@ export class NodeLifecycleController {
       } catch (error) {
         if (error instanceof ApiStatusError && error.code === 404) continue
         failures.push(`${objectKey(pod)}: ${(error as Error).message}`)
+        continue
       }
       this.record({kind: 'Pod', apiVersion: 'v1', ...pod}, 'Warning', 'NodeNotReady', 'Node is not ready')
     }
