@@ -11,12 +11,12 @@
 import {randomBytes} from 'node:crypto'
 import {chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
-import * as yaml from 'js-yaml'
 import {SIGNER_AGENT_CLIENT} from '../api/certificates/certificatesigningrequest.js'
 import type {AnyObject} from '../api/types.js'
 import {RestClient, configFromKubeconfig, kubeconfigDocument, loadKubeconfig, watchEvents, type ClientConfig} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 import {createCA, createCSR, createSignedCert, decodePEM, encodePEM, parseCertificate} from '../machinery/pki.js'
+import {dumpYaml} from '../machinery/go-yaml.js'
 
 export const CSRS = {group: 'certificates.orch.io', version: 'v1', resource: 'certificatesigningrequests'}
 
@@ -114,7 +114,7 @@ export async function requestCertificate(options: RequestCertificateOptions): Pr
 
 /** A kubeconfig (YAML) for the agent: server + CA of the cluster, client certificate and key from one file. */
 export function agentKubeconfig(server: string, caPem: string | undefined, pairPath: string): string {
-  return yaml.dump(
+  return dumpYaml(
     kubeconfigDocument({
       server,
       caPem,

@@ -7,10 +7,10 @@
 import {createHash} from 'node:crypto'
 import {existsSync, readdirSync, readFileSync, statSync, watch, type FSWatcher} from 'node:fs'
 import {join} from 'node:path'
-import * as yaml from 'js-yaml'
 import type {AnyObject} from '../api/types.js'
 import type {Logger} from '../machinery/log.js'
 import {isDNS1123Label, isDNS1123Subdomain} from '../machinery/validation.js'
+import {loadAllYaml} from '../machinery/go-yaml.js'
 
 export const CONFIG_SOURCE_ANNOTATION = 'orch.io/config.source'
 export const CONFIG_HASH_ANNOTATION = 'orch.io/config.hash'
@@ -44,7 +44,7 @@ function problemOf(doc: AnyObject): string | undefined {
 export function podsFromManifest(file: string, text: string, nodeName: string, now: Date = new Date()): AnyObject[] {
   let docs: unknown[]
   try {
-    docs = yaml.loadAll(text).filter((doc) => doc !== null && doc !== undefined)
+    docs = loadAllYaml(text, {json: false}).filter((doc) => doc !== null && doc !== undefined)
   } catch (error) {
     throw new Error(`${(error as Error).message.split('\n')[0]}`)
   }

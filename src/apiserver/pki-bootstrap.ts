@@ -16,9 +16,9 @@ import {randomBytes} from 'node:crypto'
 import {chmod, mkdir, readFile, rename, rm, stat, writeFile} from 'node:fs/promises'
 import {isIP} from 'node:net'
 import {dirname, join} from 'node:path'
-import * as yaml from 'js-yaml'
 import {kubeconfigDocument as clientKubeconfigDocument} from '../client/index.js'
 import {MASTERS_GROUP} from './authz/defaults.js'
+import {dumpYaml} from '../machinery/go-yaml.js'
 import {
   canonicalIP,
   createCA,
@@ -298,7 +298,7 @@ export function kubeconfigDocument(params: KubeconfigParams): Record<string, unk
 /** Writes a kubeconfig file, mode 0600, creating its directory (0700) if needed. */
 export async function writeKubeconfig(path: string, params: KubeconfigParams): Promise<void> {
   await mkdir(dirname(path), {recursive: true, mode: 0o700})
-  await writeFileAtomic(path, yaml.dump(kubeconfigDocument(params), {lineWidth: -1, noRefs: true}), 0o600)
+  await writeFileAtomic(path, dumpYaml(kubeconfigDocument(params)), 0o600)
 }
 
 export interface AdminKubeconfigOptions {

@@ -1,10 +1,10 @@
 // The encodings the server speaks, chosen per request by Accept and Content-Type.
-import * as yaml from 'js-yaml'
 import type {AnyObject, KindDeclaration} from '../api/types.js'
 import {CborError, decodeCbor, encodeCbor} from '../machinery/cbor.js'
 import {setOwn} from '../machinery/own-keys.js'
 import {decodeObject, encodeListChunks, encodeObject, frameWatchEvent, ProtobufError} from '../machinery/protobuf.js'
 import {errors} from '../machinery/status.js'
+import {dumpYaml, loadYaml} from '../machinery/go-yaml.js'
 
 export interface Serializer {
   mediaType: string
@@ -60,16 +60,16 @@ export const jsonSerializer: Serializer = {
 export const yamlSerializer: Serializer = {
   mediaType: YAML_TYPE,
   streamMediaType: YAML_TYPE,
-  encode: (value) => Buffer.from(yaml.dump(value, {noRefs: true, lineWidth: -1})),
+  encode: (value) => Buffer.from(dumpYaml(value)),
   decode(body) {
     try {
-      return yaml.load(body.toString('utf8'), {schema: yaml.JSON_SCHEMA, json: true})
+      return loadYaml(body.toString('utf8'))
     } catch (error) {
       throw errors.badRequest(`error decoding YAML: ${(error as Error).message.split('\n')[0]}`)
     }
   },
   // documents separated as a YAML stream
-  frame: (event) => Buffer.from('---\n' + yaml.dump(event, {noRefs: true, lineWidth: -1})),
+  frame: (event) => Buffer.from('---\n' + dumpYaml(event)),
 }
 
 export const cborSerializer: Serializer = {

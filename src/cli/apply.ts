@@ -17,6 +17,7 @@ import {JsonStreamDecoder, isApiStatusError, type ResourceLocator, type RestClie
 import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
 import {printable, sortKeys, toJson, toYaml, withTypeMeta} from './printers.js'
 import {UnknownResourceError, objectName, resourceForKind, type ResourceInfo} from './resources.js'
+import {loadAllYaml} from '../machinery/go-yaml.js'
 
 // ---------- manifests ----------
 
@@ -107,7 +108,7 @@ function parseJson(text: string, source: string): unknown[] {
 
 function parseYaml(text: string, source: string): unknown[] {
   try {
-    return yaml.loadAll(text)
+    return loadAllYaml(text, {json: false})
   } catch (error) {
     if (error instanceof yaml.YAMLException) {
       const line = error.mark ? ` (line ${error.mark.line + 1}, column ${error.mark.column + 1})` : ''

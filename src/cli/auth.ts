@@ -1,10 +1,10 @@
 // `orch auth can-i` and `orch auth whoami`, as kubectl's: a SelfSubjectAccessReview ("may I?") and a
 // SelfSubjectReview ("who am I?"), both answered by the server for the caller's own credentials.
-import * as yaml from 'js-yaml'
 import type {AnyObject} from '../api/types.js'
 import type {ConnectOptions, Session} from './connect.js'
 import {withSession} from './connect.js'
 import {resolveResource, UnknownResourceError} from './resources.js'
+import {dumpYaml} from '../machinery/go-yaml.js'
 
 export interface CanIOptions extends ConnectOptions {
   verb: string
@@ -89,7 +89,7 @@ export function runWhoami(options: WhoamiOptions): Promise<void> {
       body: {apiVersion: 'authentication.orch.io/v1', kind: 'SelfSubjectReview'},
     })
     if (options.output === 'json') process.stdout.write(JSON.stringify(review, null, 4) + '\n')
-    else if (options.output === 'yaml') process.stdout.write(yaml.dump(review))
+    else if (options.output === 'yaml') process.stdout.write(dumpYaml(review))
     else process.stdout.write(whoamiTable(review.status?.userInfo ?? {}))
     return 0
   })

@@ -1,14 +1,14 @@
 // `orch config bootstrap-kubeconfig --token ID.SECRET`: a kubeconfig for joining an agent — the server
 // and CA of the current kubeconfig (or --server), and the bootstrap token as the user's credential.
-import * as yaml from 'js-yaml'
 import {kubeconfigDocument, resolveClientConfig} from '../client/index.js'
 import type {ConnectOptions} from './connect.js'
 import {fail} from './fail.js'
+import {dumpYaml} from '../machinery/go-yaml.js'
 
 const BOOTSTRAP_TOKEN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/
 
 export function bootstrapKubeconfig(server: string, ca: Buffer | undefined, token: string): string {
-  return yaml.dump(
+  return dumpYaml(
     kubeconfigDocument({server, caPem: ca?.toString('utf8'), credentials: {token}, cluster: 'orch', user: 'agent-bootstrap', context: 'agent-bootstrap'}),
   )
 }

@@ -13,6 +13,7 @@ import {dryRunSuffix} from './apply.js'
 import {withSession, type ConnectOptions, type Session} from './connect.js'
 import {formatObjects} from './printers.js'
 import {objectName, resolveResource} from './resources.js'
+import {loadYaml} from '../machinery/go-yaml.js'
 
 export const patchTypes = ['json', 'merge', 'strategic'] as const
 export type PatchKind = (typeof patchTypes)[number]
@@ -62,7 +63,7 @@ export function parsePatch(text: string, type: PatchKind): unknown {
     value = JSON.parse(text)
   } catch {
     try {
-      value = yaml.load(text)
+      value = loadYaml(text, {json: false})
     } catch (error) {
       const reason = error instanceof yaml.YAMLException ? error.reason : (error as Error).message
       throw new Error(`unable to parse "${text.trim()}": ${reason}`)

@@ -1,7 +1,6 @@
 // `orch pods --socket PATH`: the agent's local pod-info service (a UNIX socket, for the node's
 // administrator): a table NAMESPACE NAME UID PHASE IP, or the Pod objects as JSON or YAML; --watch
 // prints each change as it happens until interrupted; --uid one pod; --fields a field mask.
-import * as yaml from 'js-yaml'
 import {Client, credentials, Metadata, status as grpcStatus} from '@grpc/grpc-js'
 import {encodeFieldMask, FIELD_MASK_METADATA} from '../agent/podinfo/server.js'
 import {pod as podDeclaration} from '../api/core/pod.js'
@@ -9,6 +8,7 @@ import type {AnyObject} from '../api/types.js'
 import {decodeMessage} from '../machinery/protobuf.js'
 import {LEN, Reader, Writer} from '../machinery/protobuf-wire.js'
 import {fail} from './fail.js'
+import {dumpYaml} from '../machinery/go-yaml.js'
 
 export const DEFAULT_POD_SOCKET = '/var/lib/agent/pods/agent.sock'
 const SERVICE = '/orch.agent.pods.v1alpha1.Pods'
@@ -50,7 +50,7 @@ function printTable(rows: string[][], header: boolean): void {
 
 function print(pods: AnyObject[], options: PodsOptions, header = true): void {
   if (options.output === 'json') for (const p of pods) process.stdout.write(JSON.stringify(p) + '\n')
-  else if (options.output === 'yaml') for (const p of pods) process.stdout.write('---\n' + yaml.dump(p))
+  else if (options.output === 'yaml') for (const p of pods) process.stdout.write('---\n' + dumpYaml(p))
   else printTable(pods.map(row), header)
 }
 

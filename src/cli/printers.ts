@@ -5,10 +5,10 @@
 // `yaml` print one object as it is and several as kubectl's client-side `List`, keys sorted as kubectl
 // sorts them, metadata.managedFields left out unless asked for (kubectl's --show-managed-fields); `name`
 // prints `kind[.group]/name`.
-import * as yaml from 'js-yaml'
 import {age} from '../api/columns.js'
 import type {AnyObject} from '../api/types.js'
 import {apiVersionOf, objectName, type ResourceInfo} from './resources.js'
+import {dumpYaml} from '../machinery/go-yaml.js'
 
 /** What the default and wide formats ask the server for: its Table, else (a kind without one) the object. */
 export const TABLE_ACCEPT = 'application/json;as=Table;g=meta.orch.io;v=v1, application/json'
@@ -221,7 +221,7 @@ export function toJson(value: unknown): string {
 
 /** YAML as kubectl prints it: keys sorted, block style, no line folding, no anchors. */
 export function toYaml(value: unknown): string {
-  return yaml.dump(sortKeys(value), {noRefs: true, lineWidth: -1, noArrayIndent: true, quotingType: '"'})
+  return dumpYaml(value)
 }
 
 /** How json and yaml print objects. */

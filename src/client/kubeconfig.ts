@@ -12,6 +12,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, isAbsolute, join, resolve} from 'node:path'
 import * as yaml from 'js-yaml'
+import {loadYaml} from '../machinery/go-yaml.js'
 
 /** What a client needs to reach the API server. Certificates and keys are PEM. */
 export interface ClientConfig {
@@ -155,7 +156,7 @@ export function loadKubeconfig(path: string): Kubeconfig {
   }
   let doc: unknown
   try {
-    doc = yaml.load(text)
+    doc = loadYaml(text, {json: false})
   } catch (e) {
     const reason = e instanceof yaml.YAMLException ? e.reason : (e as Error).message
     throw new Error(`kubeconfig ${absolute} is not valid YAML: ${reason}`)

@@ -2,7 +2,7 @@
 // reports them: `line 5: key "name" already set in map`, one per repeated key, in document order.
 // js-yaml, which orch decodes YAML with, keeps the last value silently in its JSON mode; its listener
 // tells where each node starts and ends, and a node that a `:` follows is a mapping key.
-import * as yaml from 'js-yaml'
+import {loadYaml} from './go-yaml.js'
 
 interface NodeFrame {
   start: number
@@ -65,7 +65,7 @@ export function yamlDuplicateKeys(text: string): string[] {
     stack[stack.length - 1]?.children.push({start: frame.start, end: state.position, value: state.result})
   }
   try {
-    yaml.load(text, {schema: yaml.JSON_SCHEMA, json: true, listener: listener as (this: unknown, ...args: unknown[]) => void})
+    loadYaml(text, {listener: listener as (this: unknown, ...args: unknown[]) => void})
   } catch {
     return []
   }

@@ -108,11 +108,11 @@ describe('orch apply and orch delete', () => {
   })
 
   it('apply -f - reads multi-document YAML from stdin', async () => {
-    const input = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s2}\ndata: {x: y}\n'
+    const input = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s2}\ndata: {x: z}\n'
     const result = await orch(['apply', '-f', '-', '-n', 'apply-ns'], input)
     assert.equal(result.code, 0, result.stderr)
     assert.equal(result.stdout, 'configmap/s1 created\nconfigmap/s2 created\n')
-    assert.deepEqual((await get('/api/v1/namespaces/apply-ns/configmaps/s2')).json.data, {x: 'y'})
+    assert.deepEqual((await get('/api/v1/namespaces/apply-ns/configmaps/s2')).json.data, {x: 'z'})
   })
 
   it('apply of a directory takes its .yaml, .yml and .json files in name order', async () => {
@@ -167,6 +167,34 @@ describe('orch apply and orch delete', () => {
     const result = await orch(['apply', '-f', '-', '-n', 'default'], 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apply-ns}\n')
     assert.equal(result.code, 1)
     assert.match(result.stderr, /^error: the namespace from the provided object "apply-ns" does not match the namespace "default"/)
+  })
+
+  it('apply reads YAML as kubectl does (YAML 1.1): defaultMode: 0644 is 420, a date stays a string, `yes` in a string field is refused; get -o yaml quotes "0644"', async () => {
+    const pod = write('yaml11/pod.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: yaml11, namespace: apply-ns}
+spec:
+  hostNetwork: yes
+  containers: [{name: c, image: busybox, volumeMounts: [{name: v, mountPath: /v}]}]
+  volumes: [{name: v, configMap: {name: cm, defaultMode: 0644}}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: yaml11, namespace: apply-ns}
+data: {released: 2001-12-14, mode: "0644"}
+`)
+    const applied = await orch(['apply', '-f', pod])
+    assert.equal(applied.code, 0, applied.stderr)
+    const stored = (await get('/api/v1/namespaces/apply-ns/pods/yaml11')).json
+    assert.equal(stored.spec.volumes[0].configMap.defaultMode, 420)
+    assert.equal(stored.spec.hostNetwork, true)
+    assert.deepEqual((await get('/api/v1/namespaces/apply-ns/configmaps/yaml11')).json.data, {released: '2001-12-14', mode: '0644'})
+    const printed = await orch(['get', 'configmap', 'yaml11', '-n', 'apply-ns', '-o', 'yaml'])
+    assert.match(printed.stdout, /^ {2}mode: "0644"$/m)
+    const refused = await orch(['apply', '-f', write('yaml11/bool.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yaml11-bool, namespace: apply-ns}\ndata: {enabled: yes}\n')])
+    assert.equal(refused.code, 1)
+    // server-side apply's words for it (kubectl apply --server-side says the same)
+    assert.match(refused.stderr, /\.data\.enabled: expected string, got true/)
   })
 
   it('delete prints kubectl\'s `configmap "x" deleted` and the object is gone', async () => {

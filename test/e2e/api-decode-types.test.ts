@@ -73,10 +73,31 @@ describe('bad input: values of the wrong type', () => {
     assert.equal(json.status, 400)
     assert.equal(json.json.reason, 'BadRequest')
     assert.equal(json.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string')
-    const yaml = await api('POST', configmaps, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: n}\ndata: {k: true}\n', {'Content-Type': 'application/yaml'})
+    const yaml = await api('POST', configmaps, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: true-cm}\ndata: {k: true}\n', {'Content-Type': 'application/yaml'})
     assert.equal(yaml.status, 400)
     assert.match(yaml.text, /cannot unmarshal bool into Go struct field ConfigMap\.data of type string/)
+    // YAML 1.1, as go-yaml reads it: an unquoted yes is a boolean too
+    const yes = await api('POST', configmaps, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yes-cm}\ndata: {k: yes}\n', {'Content-Type': 'application/yaml'})
+    assert.equal(yes.status, 400)
+    assert.match(yes.text, /cannot unmarshal bool into Go struct field ConfigMap\.data of type string/)
     assert.equal((await api('GET', `${configmaps}/n`)).status, 404)
+  })
+
+  it('a YAML body is read as go-yaml reads YAML 1.1 (defaultMode: 0644 is 420, hostNetwork: yes is true, a date is a string), and a YAML answer quotes a string that would read back as another type', async () => {
+    const pods = '/api/v1/namespaces/default/pods'
+    const pod =
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: yaml-octal}\nspec:\n  hostNetwork: yes\n' +
+      '  containers: [{name: c, image: busybox}]\n  volumes: [{name: v, configMap: {name: cm, defaultMode: 0644}}]\n'
+    const created = await api('POST', pods, pod, {'Content-Type': 'application/yaml'})
+    assert.equal(created.status, 201, created.text)
+    assert.equal(created.json.spec.volumes[0].configMap.defaultMode, 420)
+    assert.equal(created.json.spec.hostNetwork, true)
+    const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yaml-strings}\ndata: {released: 2001-12-14, mode: "0644", answer: "yes", k10: a, k2: b}\n'
+    assert.equal((await api('POST', configmaps, cm, {'Content-Type': 'application/yaml'})).status, 201)
+    const read = await api('GET', `${configmaps}/yaml-strings`, undefined, {Accept: 'application/yaml'})
+    assert.match(read.text, /^data:\n {2}answer: "yes"\n {2}k2: b\n {2}k10: a\n {2}mode: "0644"\n {2}released: "?2001-12-14"?\n/m)
+    const stored = (await api('GET', `${configmaps}/yaml-strings`)).json
+    assert.deepEqual(stored.data, {released: '2001-12-14', mode: '0644', answer: 'yes', k10: 'a', k2: 'b'})
   })
 
   it('"binaryData ... (base64 in JSON and YAML)": a value that is not standard base64 is 400 (illegal base64 data at input byte N)', async () => {

@@ -251,7 +251,7 @@ describe('"a key is a key": data and labels named __proto__, constructor, toStri
     assert.deepEqual(managedKeys(applied, 'mgrA', ['data']), ['f:__proto__', 'f:toString'])
 
     // the same keys with other values: real conflicts, named as Kubernetes names them
-    const conflict = await api('PATCH', `${CMS}/applied?fieldManager=mgrB`, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  labels:\n    tier: web\n    constructor: y\ndata:\n  other: o\n  __proto__: b\n', APPLY)
+    const conflict = await api('PATCH', `${CMS}/applied?fieldManager=mgrB`, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  labels:\n    tier: web\n    constructor: z\ndata:\n  other: o\n  __proto__: b\n', APPLY)
     assert.equal(conflict.status, 409, conflict.text)
     assert.deepEqual(conflict.json.details.causes.map((c: any) => c.field).sort(), ['.data.__proto__', '.metadata.labels.constructor'])
     // the same values are shared, not a conflict
@@ -260,10 +260,10 @@ describe('"a key is a key": data and labels named __proto__, constructor, toStri
     assert.deepEqual(managedKeys(shared, 'mgrB', ['data']), ['f:__proto__', 'f:other'])
     assert.deepEqual(managedKeys(shared, 'mgrB', ['metadata', 'labels']), ['f:constructor', 'f:tier'])
     // force takes them over
-    const forced = await api('PATCH', `${CMS}/applied?fieldManager=mgrB&force=true`, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  labels:\n    tier: web\n    constructor: y\ndata:\n  other: o\n  __proto__: b\n  toString: u\n', APPLY)
+    const forced = await api('PATCH', `${CMS}/applied?fieldManager=mgrB&force=true`, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  labels:\n    tier: web\n    constructor: z\ndata:\n  other: o\n  __proto__: b\n  toString: u\n', APPLY)
     assert.equal(forced.status, 200, forced.text)
     assert.deepEqual(own(forced.json.data), [['__proto__', 'b'], ['other', 'o'], ['toString', 'u']])
-    assert.deepEqual(own(forced.json.metadata.labels), [['constructor', 'y'], ['tier', 'web']])
+    assert.deepEqual(own(forced.json.metadata.labels), [['constructor', 'z'], ['tier', 'web']])
     // mgrA keeps only the maps themselves ("."), as in Kubernetes
     assert.deepEqual(managedKeys(forced, 'mgrA', ['data']), [])
     assert.deepEqual(managedKeys(forced, 'mgrA', ['metadata', 'labels']), [])

@@ -8,9 +8,9 @@
 // Durations are kept in Go's form (`5m0s`); settingsFrom (cli/agent.ts) turns them into milliseconds.
 import {readdirSync, readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
-import * as yaml from 'js-yaml'
 import {DurationParseError, parseDuration} from '../../machinery/duration.js'
 import {AGENT_CONFIG_API_VERSION, AGENT_CONFIG_FIELDS, AGENT_CONFIG_KIND, defaultConfiguration, type Field, type FieldType} from './schema.js'
+import {dumpYaml, loadYaml} from '../../machinery/go-yaml.js'
 
 export class AgentConfigError extends Error {}
 
@@ -105,7 +105,7 @@ function checkFields(fields: Record<string, Field>, value: Plain, prefix: string
 export function parseAgentConfiguration(text: string, source: string): Plain {
   let document: unknown
   try {
-    document = yaml.load(text)
+    document = loadYaml(text, {json: false})
   } catch (error) {
     throw new AgentConfigError(`agent configuration ${source}: ${(error as Error).message.split('\n')[0]}`)
   }
@@ -193,5 +193,5 @@ export function printAgentConfiguration(config: AgentConfiguration): string {
     }
     return out
   }
-  return yaml.dump({apiVersion: AGENT_CONFIG_API_VERSION, kind: AGENT_CONFIG_KIND, ...ordered(AGENT_CONFIG_FIELDS, config)}, {lineWidth: -1})
+  return dumpYaml({apiVersion: AGENT_CONFIG_API_VERSION, kind: AGENT_CONFIG_KIND, ...ordered(AGENT_CONFIG_FIELDS, config)}, {sortKeys: false})
 }
