@@ -8,121 +8,48 @@ import {errors, type GroupResource, successStatus} from '../machinery/status.js'
 import type {AdmissionChain} from '../admission/chain.js'
 import type {AdmissionAttributes, Operation} from '../admission/types.js'
 import {validateListMapKeys, validateObjectMeta} from './meta-validation.js'
-import {goNullsToZero} from '../machinery/go-json.js'
 import {admissionAttributesOf} from './admission-attributes.js'
 import {finalizersForDeletion} from '../machinery/deletion-propagation.js'
-import {
-  ConflictError,
-  KeyExistsError,
-  KeyNotFoundError,
-  type KeyValue,
-  type Store,
-  WatchCache,
-} from '../storage/index.js'
+import {ConflictError, KeyExistsError, KeyNotFoundError, type KeyValue, WatchCache} from '../storage/index.js'
 import {formatTime, resetFields, updateManagedFields} from '../machinery/managed-fields.js'
 import {compileSelectors, type Selectors} from './selectors.js'
 import {parseResourceVersion, ResourceLister, type ListParams, type ListResult} from './registry-list.js'
 import {decodeStored, decodeStoredShared, encodeStored, rememberStored} from './stored-json.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
+import {
+  addWarnings,
+  bumpGeneration,
+  checkName,
+  clone,
+  type DeleteOptions,
+  ensureTopLevelStructs,
+  finishWrite,
+  type FinishWrite,
+  GENERATE_NAME_ATTEMPTS,
+  GENERATE_NAME_MAX_BASE,
+  generateNameSuffix,
+  IMMORTAL_NAMESPACES,
+  type RegistryDependencies,
+  type RegistryHooks,
+  sameJson,
+  withoutVersion,
+  type WriteOptions,
+} from './registry-support.js'
 
-export interface WriteOptions {
-  dryRun?: boolean
+export {assertBodyObject, checkName, generateNameSuffix, IMMORTAL_NAMESPACES, isObject} from './registry-support.js'
+export type {DeleteOptions, FinishWrite, RegistryDependencies, RegistryHooks, WriteOptions} from './registry-support.js'
+
+/** An update's object as prepareUpdate built it, validated once admission has mutated it and the
+ *  beginUpdate hook has run (Kubernetes validates in BeforeUpdate, after BeginUpdate). */
+interface PendingValidation {
+  subresource: string
   context: RequestContext
-  /** the field manager of an ordinary write: its changes are recorded in managedFields */
-  fieldManager?: string
-  /** managedFields are already computed (server-side apply) */
-  managedFieldsDone?: boolean
-  /** the subresource the managedFields entry names when it is not the one written (/scale writes the
-   *  parent's spec.replicas) */
-  managedSubresource?: string
-  /** a create may work on the body itself instead of a copy: the caller made it for this request
-   *  (a decoded request body) and will not look at it again */
-  bodyOwned?: boolean
-  /** an update or apply that creates: also authorized as create, once the object validates (Kubernetes'
-   *  withAuthorization runs with the create validation, after the strategy's) */
-  createOnUpdate?: boolean
-}
-
-export interface DeleteOptions {
-  dryRun?: boolean
-  preconditions?: {uid?: string; resourceVersion?: string}
-  gracePeriodSeconds?: number
-  propagationPolicy?: string
-  orphanDependents?: boolean
-  context: RequestContext
-  /** the caller ran admission for what it does (an eviction: CREATE of pods/eviction), so the
-   *  delete runs none of its own, as Kubernetes' EvictionREST deletes with ValidateAllObjectFunc */
-  admitted?: boolean
-}
-
-export interface RegistryDependencies {
-  store: Store
-  /** the namespace object, for namespaced creates (404 when missing, 403 when terminating) */
-  namespaceOf(name: string): Promise<AnyObject | null>
-  now(): Date
-  /** how long a continue token stays valid (default 5 minutes) */
-  continueTokenTtlMs?: number
-  /** how far back a watch may resume (default 5 minutes) */
-  watchHistoryMs?: number
-}
-
-/** Kubernetes' immortal namespaces (default, kube-system, kube-public), renamed: NamespaceLifecycle
- *  refuses to delete them */
-export const IMMORTAL_NAMESPACES: ReadonlySet<string> = new Set(['default', 'orch-system', 'orch-public'])
-
-const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
-const GENERATE_NAME_ATTEMPTS = 8
-/** a longer generateName is cut to this, so that with the 5-character suffix the name fits 63
- *  characters (Kubernetes' SimpleNameGenerator) */
-const GENERATE_NAME_MAX_BASE = 58
-
-export function generateNameSuffix(): string {
-  let out = ''
-  for (let i = 0; i < 5; i++) out += GENERATE_NAME_ALPHABET[Math.floor(Math.random() * GENERATE_NAME_ALPHABET.length)]
-  return out
-}
-
-function withoutVersion(object: AnyObject): AnyObject {
-  const {resourceVersion: _rv, ...metadata} = object.metadata ?? {}
-  return {...object, metadata}
-}
-
-function clone<T>(value: T): T {
-  return structuredClone(value)
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
-}
-
-/** A strategy's warnings for the answer, each once (a retried update computes them again), as
- *  Kubernetes' warning recorder keeps them. */
-function addWarnings(context: RequestContext, warnings: string[] | undefined): void {
-  for (const warning of warnings ?? []) if (context.warnings && !context.warnings.includes(warning)) context.warnings.push(warning)
-}
-
-/** What an update hook took (undone by revert when the write fails) and leaves behind (freed by
- *  commit once the write succeeded). */
-export interface UpdateTransaction {
-  commit(): Promise<void>
-  revert(): Promise<void>
-}
-
-/** Kind-specific work around writes that needs other resources (e.g. a Service's cluster IP). */
-export interface RegistryHooks {
-  /** before a create is stored; returns an undo for when the store refuses it */
-  beforeCreate?(object: AnyObject, options: {dryRun?: boolean}): Promise<(() => Promise<void>) | void>
-  /** before an update is stored (old is the stored object) */
-  beforeUpdate?(object: AnyObject, old: AnyObject): void
-  /** around an update's write: what it takes before the write, given back (revert) when the write fails
-   *  or loses a conflict, and what it leaves behind freed (commit) once the write is done */
-  aroundUpdate?(object: AnyObject, old: AnyObject, options: {dryRun?: boolean}): Promise<UpdateTransaction | undefined>
-  /** after the object is gone from the store */
-  afterDelete?(object: AnyObject): Promise<void>
 }
 
 export class ResourceRegistry {
   hooks: RegistryHooks = {}
+  /** what prepareUpdate built and completeUpdate validates (keyed by the object) */
+  private readonly pendingValidation = new WeakMap<AnyObject, PendingValidation>()
   /** the admission chain user writes go through (set by the server; none in unit tests) */
   admission: AdmissionChain | undefined
   /** the kind's validation rules (src/apiserver/validation) */
@@ -232,32 +159,37 @@ export class ResourceRegistry {
     const generated = !meta.name && meta.generateName
     for (let attempt = 0; ; attempt++) {
       if (generated) meta.name = `${String(meta.generateName).slice(0, GENERATE_NAME_MAX_BASE)}${generateNameSuffix()}`
-      // a generated name may need another attempt, which starts again from the body as given
-      const prepared = await this.prepareCreate(options.bodyOwned && !generated ? object : clone(object), options)
-      const undo = await this.hooks.beforeCreate?.(prepared, options)
-      if (options.dryRun) {
-        await undo?.()
-        return prepared
-      }
+      // a generated name may need another attempt, which starts again from the body as given (what
+      // the attempt before took is given back first)
+      const {object: prepared, finish} = await this.prepareCreate(options.bodyOwned && !generated ? object : clone(object), options)
+      let stored = false
       try {
-        const stored = encodeStored(prepared)
-        const revision = await this.deps.store.create(this.key(namespace, prepared.metadata!.name), stored)
+        if (options.dryRun) return prepared
+        const encoded = encodeStored(prepared)
+        const revision = await this.deps.store.create(this.key(namespace, prepared.metadata!.name), encoded)
         prepared.metadata!.resourceVersion = String(revision)
-        rememberStored(prepared, stored, revision)
+        rememberStored(prepared, encoded, revision)
+        stored = true
         return prepared
       } catch (error) {
-        await undo?.()
         if (error instanceof KeyExistsError) {
           if (generated && attempt + 1 < GENERATE_NAME_ATTEMPTS) continue
           throw errors.alreadyExists(this.groupResource, prepared.metadata!.name)
         }
         throw error
+      } finally {
+        await finishWrite(finish, stored)
       }
     }
   }
 
-  /** Builds the object to store; works on (and changes) `object`. */
-  private async prepareCreate(object: AnyObject, options: WriteOptions): Promise<AnyObject> {
+  /**
+   * Builds the object to store; works on (and changes) `object`. Kubernetes' order: mutating
+   * admission, the beginCreate hook (a Service's cluster IPs and node ports), validation, validating
+   * admission — so validation and validating admission see what the hook set. The hook's finish is
+   * the caller's to call; when this throws it has already been called.
+   */
+  private async prepareCreate(object: AnyObject, options: WriteOptions): Promise<{object: AnyObject; finish: FinishWrite | undefined}> {
     const meta = object.metadata!
     const now = options.context.now
     meta.uid = randomUUID()
@@ -277,18 +209,27 @@ export class ResourceRegistry {
     object.kind = this.declaration.kind
     const attributes = this.admission ? this.admissionAttributes('CREATE', object, null, meta.name ?? '', '', options.context, options.dryRun) : undefined
     if (attributes && this.admission!.mutates) object = this.afterMutation(await this.admission!.admit(attributes))
-    const causes = [
-      ...validateObjectMeta(object, this.declaration, {creating: true}),
-      ...(this.declaration.validateCreate?.(object, options.context) ?? []),
-      ...(this.kindValidator?.create?.(object, options.context) ?? []),
-    ]
-    causes.push(...validateListMapKeys(object, this.declaration, causes))
-    if (causes.length > 0) throw this.invalid(object.metadata?.name ?? object.metadata?.generateName ?? '', causes)
-    if (options.createOnUpdate) options.context.authorizeCreate?.()
-    if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create', object.metadata!.name)
-    addWarnings(options.context, this.declaration.warningsOnCreate?.(object, options.context))
-    if (attributes) await this.admission!.validate(attributes)
-    return object
+    const finish = await this.hooks.beginCreate?.(object, {dryRun: options.dryRun})
+    try {
+      const causes = [
+        ...validateObjectMeta(object, this.declaration, {creating: true}),
+        ...(this.declaration.validateCreate?.(object, options.context) ?? []),
+        ...(this.kindValidator?.create?.(object, options.context) ?? []),
+      ]
+      causes.push(...validateListMapKeys(object, this.declaration, causes))
+      if (causes.length > 0) throw this.invalid(object.metadata?.name ?? object.metadata?.generateName ?? '', causes)
+      if (options.createOnUpdate) options.context.authorizeCreate?.()
+      if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create', object.metadata!.name)
+      addWarnings(options.context, this.declaration.warningsOnCreate?.(object, options.context))
+      if (attributes) {
+        attributes.object = object
+        await this.admission!.validate(attributes)
+      }
+    } catch (error) {
+      await finishWrite(finish, false)
+      throw error
+    }
+    return {object, finish}
   }
 
   /** The object a mutating plugin left: still this kind, its identity as the server set it. */
@@ -310,23 +251,6 @@ export class ResourceRegistry {
     dryRun: boolean | undefined,
   ): AdmissionAttributes {
     return admissionAttributesOf(this.declaration, (namespace) => this.deps.namespaceOf(namespace), {operation, object, old, name, subresource, context, dryRun})
-  }
-
-  /** Admission of an update: mutating plugins (the result validated again when they changed it),
-   *  then validating plugins. */
-  private async admitUpdate(old: AnyObject, next: AnyObject, subresource: string, context: RequestContext, dryRun: boolean | undefined): Promise<AnyObject> {
-    if (!this.admission) return next
-    const attributes = this.admissionAttributes('UPDATE', next, old, old.metadata!.name, subresource, context, dryRun)
-    if (this.admission.mutates) {
-      const before = JSON.stringify(next)
-      const mutated = this.afterMutation(await this.admission.admit(attributes))
-      if (JSON.stringify(mutated) !== before) {
-        const causes = this.updateCauses(mutated, old, subresource, context)
-        if (causes.length > 0) throw this.invalid(old.metadata!.name, causes)
-      }
-    }
-    await this.admission.validate(attributes)
-    return attributes.object!
   }
 
   /**
@@ -369,8 +293,7 @@ export class ResourceRegistry {
         ])
       }
       const prepared = this.prepareUpdate(old, body, subresource, options)
-      const next = await this.admitUpdate(old, prepared, subresource, options.context, options.dryRun)
-      const result = await this.commitUpdate(key, current, old, next, options)
+      const result = await this.completeUpdate(key, current, old, prepared, {dryRun: options.dryRun, admit: {context: options.context, subresource}})
       if (result === 'conflict') {
         if (precondition) throw errors.staleResourceVersion(this.groupResource, name)
         continue
@@ -379,7 +302,8 @@ export class ResourceRegistry {
     }
   }
 
-  /** Builds the object to store from the stored one and the request body, then validates it. */
+  /** Builds the object to store from the stored one and the request body; completeUpdate (update,
+   *  guaranteedUpdate) validates it after admission and the beginUpdate hook. */
   prepareUpdate(old: AnyObject, body: AnyObject, subresource: string, options: WriteOptions): AnyObject {
     const declaration = this.declaration
     let object: AnyObject
@@ -431,7 +355,6 @@ export class ResourceRegistry {
     declaration.defaults?.(object)
     // the main resource and /status (whose strategy may keep parts of the stored status, e.g. CSR approvals)
     if (!subresource || subresource === 'status') declaration.prepareForUpdate?.(object, old, {...options.context, subresource: subresource || undefined})
-    this.hooks.beforeUpdate?.(object, old)
     const generationFields = declaration.generationFields ?? ['spec']
     if (generationFields.length > 0) {
       const changed = generationFields.some((f) => !sameJson(object[f], old[f]))
@@ -440,9 +363,7 @@ export class ResourceRegistry {
       meta.generation = oldMeta.generation
     }
     this.recordManagedFields(old, object, options, subresource)
-    const causes = this.updateCauses(object, old, subresource, options.context)
-    if (causes.length > 0) throw this.invalid(oldMeta.name, causes)
-    if (!subresource) addWarnings(options.context, declaration.warningsOnUpdate?.(object, old, options.context))
+    this.pendingValidation.set(object, {subresource, context: options.context})
     return object
   }
 
@@ -476,30 +397,44 @@ export class ResourceRegistry {
     else delete object.metadata!.managedFields
   }
 
-  /** Writes next over current (compare-and-swap). Returns 'conflict' when someone wrote first.
-   *  Removing the last finalizer of an object being deleted deletes it. */
-  async commitUpdate(
+  /**
+   * The rest of an update once its object is built, in Kubernetes' order (Store.Update): mutating
+   * admission, the beginUpdate hook (a Service's node ports and cluster IPs), validation of what
+   * prepareUpdate built, validating admission, then the compare-and-swap write of next over current
+   * and the hook's finish. Answers 'conflict' when someone wrote first (the caller reads again).
+   */
+  private async completeUpdate(
     key: string,
     current: KeyValue,
     old: AnyObject,
     next: AnyObject,
-    options: {dryRun?: boolean},
+    options: {dryRun?: boolean; admit?: {context: RequestContext; subresource: string}},
   ): Promise<AnyObject | 'conflict'> {
-    const transaction = await this.hooks.aroundUpdate?.(next, old, options)
-    if (!transaction) return this.writeUpdate(key, current, old, next, options)
-    let result: AnyObject | 'conflict'
+    const pending = this.pendingValidation.get(next)
+    const {admit} = options
+    const attributes = admit && this.admission ? this.admissionAttributes('UPDATE', next, old, old.metadata!.name, admit.subresource, admit.context, options.dryRun) : undefined
+    if (attributes && this.admission!.mutates) next = this.afterMutation(await this.admission!.admit(attributes))
+    const finish = await this.hooks.beginUpdate?.(next, old, {dryRun: options.dryRun})
+    let result: AnyObject | 'conflict' = 'conflict'
     try {
+      if (pending) {
+        const causes = this.updateCauses(next, old, pending.subresource, pending.context)
+        if (causes.length > 0) throw this.invalid(old.metadata!.name, causes)
+        if (!pending.subresource) addWarnings(pending.context, this.declaration.warningsOnUpdate?.(next, old, pending.context))
+      }
+      if (attributes) {
+        attributes.object = next
+        await this.admission!.validate(attributes)
+      }
       result = await this.writeUpdate(key, current, old, next, options)
-    } catch (error) {
-      await transaction.revert().catch(() => undefined)
-      throw error
+    } finally {
+      await finishWrite(finish, result !== 'conflict' && !options.dryRun)
     }
-    // what fails to be freed after the write is a leak, not a failed write (hooks reconcile their own)
-    if (result === 'conflict') await transaction.revert().catch(() => undefined)
-    else await transaction.commit().catch(() => undefined)
     return result
   }
 
+  /** Writes next over current (compare-and-swap); 'conflict' when someone wrote first. Removing the
+   *  last finalizer of an object being deleted deletes it. */
   private async writeUpdate(
     key: string,
     current: KeyValue,
@@ -552,9 +487,8 @@ export class ResourceRegistry {
       if (options.precondition && options.precondition !== old.metadata!.resourceVersion) {
         throw errors.staleResourceVersion(this.groupResource, name)
       }
-      let next = await transform(clone(old))
-      if (options.admit) next = await this.admitUpdate(old, next, options.admit.subresource, options.admit.context, options.dryRun)
-      const result = await this.commitUpdate(key, current, old, next, options)
+      const next = await transform(clone(old))
+      const result = await this.completeUpdate(key, current, old, next, options)
       if (result !== 'conflict') return result
       if (options.precondition) throw errors.staleResourceVersion(this.groupResource, name)
     }
@@ -668,49 +602,5 @@ export class ResourceRegistry {
   }
 }
 
-/** spec and status are Go structs, which Kubernetes always serialises: `{}` when empty. */
-function ensureTopLevelStructs(object: AnyObject, declaration: KindDeclaration): void {
-  // nulls as Go's decoder leaves them: unset fields, zero map values and list items (never a null
-  // where defaulting and validation read a string or an object)
-  goNullsToZero(object, declaration.schema)
-  for (const field of ['spec', 'status']) {
-    if (declaration.schema.fields[field]?.type === 'object' && (object[field] === undefined || object[field] === null)) object[field] = {}
-  }
-}
-
-export function isObject(value: unknown): value is AnyObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** Kubernetes' checkName for an update or a patched object: it names the object of the URL (a body
- *  without a name does not), and a namespace it gives is the request's (`namespace`: '' for a
- *  cluster-scoped kind). */
-export function checkName(object: AnyObject, name: string, namespace: string): void {
-  const meta = object.metadata ?? {}
-  if ((meta.name ?? '') !== name) {
-    throw errors.badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`)
-  }
-  if (namespace && meta.namespace && meta.namespace !== namespace) {
-    throw errors.badRequest(`the namespace of the object (${meta.namespace}) does not match the namespace on the request (${namespace})`)
-  }
-}
-
-export function assertBodyObject(value: unknown): AnyObject {
-  if (!isObject(value)) throw errors.badRequest('the request body must be an object')
-  const metadata = value.metadata
-  if (metadata !== undefined && metadata !== null && !isObject(metadata)) {
-    const type = Array.isArray(metadata) ? 'array' : typeof metadata === 'string' ? 'string' : typeof metadata === 'boolean' ? 'bool' : 'number'
-    throw errors.badRequest(`json: cannot unmarshal ${type} into Go struct field .metadata of type v1.ObjectMeta`)
-  }
-  return value
-}
-
 export {ConflictError}
 export type {ListParams, ListResult} from './registry-list.js'
-
-/** Marking an object for deletion changes its generation, as Kubernetes' markAsDeleting and graceful
- *  BeforeDelete do, for kinds that keep one. */
-function bumpGeneration(object: AnyObject): void {
-  const generation = object.metadata!.generation
-  if (typeof generation === 'number' && generation > 0) object.metadata!.generation = generation + 1
-}

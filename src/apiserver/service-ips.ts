@@ -1,6 +1,9 @@
 // What a Service holds from pools: its cluster IPs and its node ports, allocated on create, on update
 // (a type change, a port added) and released on delete or when an update leaves them behind, as
-// Kubernetes' service REST storage does (pkg/registry/core/service/storage/alloc.go).
+// Kubernetes' service REST storage does (pkg/registry/core/service/storage/storage.go beginCreate /
+// beginUpdate and alloc.go): after mutating admission and before validation, so that validation and
+// validating admission see the allocated values; the write's finish keeps them (and frees what an
+// update left behind) once the Service is stored, or gives them back when anything refused it.
 //
 // Cluster IPs come from the ServiceCIDRs as Kubernetes' MultiCIDRServiceAllocator hands them out:
 // every allocated address is an IPAddress object named by the address, so the store's create-if-absent
@@ -10,7 +13,8 @@ import type {AnyObject} from '../api/types.js'
 import type {Logger} from '../machinery/log.js'
 import {canonicalIp, cidrContains, parseCidr, randomAddress, type Cidr} from '../machinery/ipnet.js'
 import {errors} from '../machinery/status.js'
-import type {RegistryHooks, ResourceRegistry, UpdateTransaction} from './registry.js'
+import type {FinishWrite, RegistryHooks, ResourceRegistry} from './registry.js'
+import {validateClusterIPsRelatedFields} from './validation/service.js'
 import {
   allocatedNodePorts,
   allocHealthCheckNodePort,
@@ -30,6 +34,12 @@ export const IP_FAMILY_LABEL = 'ipaddress.orch.io/ip-family'
 
 const ATTEMPTS = 32
 
+/** What a write took (given back by revert) and leaves behind (freed by commit once it is stored). */
+interface Transaction {
+  commit(): Promise<void>
+  revert(): Promise<void>
+}
+
 export class ServiceAllocator {
   constructor(
     private readonly serviceCIDRs: ResourceRegistry,
@@ -38,22 +48,35 @@ export class ServiceAllocator {
     private readonly now: () => Date,
   ) {}
 
-  /** The registry hooks for services: allocate on create, keep what an update leaves out and allocate
-   *  around its write, release on delete. */
+  /** The registry hooks for services: allocate when a create or an update begins, release on delete. */
   hooks(): RegistryHooks {
     return {
-      beforeCreate: (service, options) => this.allocateCreate(service, options.dryRun ?? false),
-      beforeUpdate: (service, old) => patchAllocatedValues(service, old),
-      // a write that leaves the spec as it was (status, metadata, finalizers) allocates nothing, as
-      // Kubernetes' status subresource does not
-      aroundUpdate: async (service, old, options) =>
-        isDeepStrictEqual(service.spec, old.spec) ? undefined : this.allocateUpdate(service, old, options.dryRun ?? false),
+      beginCreate: (service, options) => this.beginCreate(service, options.dryRun ?? false),
+      beginUpdate: (service, old, options) => this.beginUpdate(service, old, options.dryRun ?? false),
       afterDelete: (service) => this.release(service),
     }
   }
 
-  /** allocateCreate: cluster IPs, then node ports and the health check node port. */
-  private async allocateCreate(service: AnyObject, dryRun: boolean): Promise<() => Promise<void>> {
+  /** Kubernetes' beginCreate: clusterIPs from clusterIP, then allocateCreate. */
+  private async beginCreate(service: AnyObject, dryRun: boolean): Promise<FinishWrite> {
+    normalizeClusterIPs(service, undefined)
+    return finishOf(await this.allocateCreate(service, dryRun))
+  }
+
+  /** Kubernetes' beginUpdate: what the update left out of what the server allocated is kept, clusterIPs
+   *  follow clusterIP, then allocateUpdate — unless the spec is as stored (a write of the status,
+   *  metadata or finalizers), which allocates nothing, as Kubernetes' status subresource does not. */
+  private async beginUpdate(service: AnyObject, old: AnyObject, dryRun: boolean): Promise<FinishWrite | undefined> {
+    patchAllocatedValues(service, old)
+    normalizeClusterIPs(service, old)
+    if (isDeepStrictEqual(service.spec, old.spec)) return undefined
+    return finishOf(await this.allocateUpdate(service, old, dryRun))
+  }
+
+  /** allocateCreate: the cluster IP fields checked, cluster IPs, then node ports and the health check
+   *  node port. A failure gives back what was taken before it. */
+  private async allocateCreate(service: AnyObject, dryRun: boolean): Promise<Transaction> {
+    checkClusterIPFields(service)
     const undoIPs = await this.allocate(service, dryRun)
     const ports = this.nodePorts.operation(ownerOf(service), dryRun)
     try {
@@ -64,9 +87,12 @@ export class ServiceAllocator {
       await undoIPs()
       throw error
     }
-    return async () => {
-      await ports.revert()
-      await undoIPs()
+    return {
+      commit: () => ports.commit(),
+      revert: async () => {
+        await ports.revert()
+        await undoIPs()
+      },
     }
   }
 
@@ -76,7 +102,8 @@ export class ServiceAllocator {
    * when the type no longer uses them or the port is gone; the health check node port follows
    * type LoadBalancer with externalTrafficPolicy Local. Releases happen in commit(), after the write.
    */
-  async allocateUpdate(service: AnyObject, old: AnyObject, dryRun: boolean): Promise<UpdateTransaction> {
+  async allocateUpdate(service: AnyObject, old: AnyObject, dryRun: boolean): Promise<Transaction> {
+    checkClusterIPFields(service)
     const type = service.spec?.type
     const oldType = old.spec?.type
     let undoIPs: (() => Promise<void>) | undefined
@@ -214,6 +241,38 @@ export class ServiceAllocator {
     const owner = ownerOf(service)
     for (const port of allocatedNodePorts(service)) await this.nodePorts.release(port, owner)
   }
+}
+
+function finishOf(transaction: Transaction): FinishWrite {
+  return (success) => (success ? transaction.commit() : transaction.revert())
+}
+
+/** The loose pre-validation Kubernetes' allocator runs first (initIPFamilyFields): a malformed cluster
+ *  IP is the validation's 422, not an allocation failure. */
+function checkClusterIPFields(service: AnyObject): void {
+  const causes = validateClusterIPsRelatedFields(service)
+  if (causes.length > 0) throw errors.invalid({group: '', kind: 'Service'}, service.metadata?.name ?? '', causes)
+}
+
+/**
+ * normalizeClusterIPs: clusterIPs follow clusterIP where the client set only the singular field. On
+ * create, clusterIP alone gives clusterIPs [clusterIP]; on update, clusterIPs left out while clusterIP
+ * is as stored keep the stored ones, clusterIP cleared with clusterIPs as stored clears them, and
+ * clusterIP changed with clusterIPs as stored makes them [clusterIP] (validation then refuses it).
+ */
+function normalizeClusterIPs(service: AnyObject, old: AnyObject | undefined): void {
+  const spec = (service.spec ??= {})
+  const ip = (s: AnyObject | undefined) => s?.clusterIP ?? ''
+  const ips = (s: AnyObject | undefined): string[] => (Array.isArray(s?.clusterIPs) ? s.clusterIPs : [])
+  if (!old) {
+    if (ip(spec) !== '' && ips(spec).length === 0) spec.clusterIPs = [spec.clusterIP]
+    return
+  }
+  const before = old.spec ?? {}
+  if (ips(before).length > 0 && ips(spec).length === 0 && ip(before) === ip(spec)) spec.clusterIPs = before.clusterIPs
+  if (ip(before) === ip(spec) || !isDeepStrictEqual(ips(before), ips(spec))) return
+  if (ip(before) !== '' && ip(spec) === '') delete spec.clusterIPs
+  else spec.clusterIPs = [spec.clusterIP]
 }
 
 /** Services that need a cluster IP: all but ExternalName. */

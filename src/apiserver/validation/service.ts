@@ -10,11 +10,13 @@
 //   - externalTrafficPolicy only for externally accessible Services; healthCheckNodePort only for a
 //     LoadBalancer with externalTrafficPolicy Local, a valid port, unchanged while it stays needed.
 // Node ports are checked against --service-node-port-range by the allocator, not here; a missing
-// healthCheckNodePort is allocated after validation (Kubernetes allocates before), so it is not required.
+// healthCheckNodePort is not required (the allocator, which runs before validation as Kubernetes'
+// BeginCreate / BeginUpdate does, has set it). The allocator checks the cluster IP fields first, with
+// validateClusterIPsRelatedFields below.
 import type {AnyObject, FieldError, RequestContext} from '../../api/types.js'
 import {externallyAccessible} from '../../api/core/service.js'
-import {duplicate, forbidden, invalid, required} from '../../machinery/field-errors.js'
-import {isDNS1123Subdomain, isValidPortNum} from '../../machinery/validation.js'
+import {duplicate, forbidden, invalid, notSupported, required} from '../../machinery/field-errors.js'
+import {ipFamilyOf, isDNS1123Subdomain, isValidIP, isValidPortNum} from '../../machinery/validation.js'
 import {fieldImmutableErrorMsg, list, obj, str, type KindValidator} from './common.js'
 
 const needsHealthCheck = (spec: AnyObject) => spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local'
@@ -84,4 +86,67 @@ export const serviceValidator: KindValidator = {
     if (context.subresource) return []
     return validateServiceTypeFieldsUpdate(object, old)
   },
+}
+
+const IP_FAMILIES = ['IPv4', 'IPv6']
+const IP_FAMILY_POLICIES = ['PreferDualStack', 'RequireDualStack', 'SingleStack']
+
+/**
+ * Kubernetes' ValidateServiceClusterIPsRelatedFields, the "loose pre-validation" its allocator runs
+ * before it allocates (initIPFamilyFields): clusterIP and clusterIPs in step, ipFamilies and
+ * ipFamilyPolicy from their enumerations, clusterIPs valid addresses ('None' alone), at most two and
+ * one per family, each of the family ipFamilies names. Nothing for ExternalName.
+ */
+export function validateClusterIPsRelatedFields(object: AnyObject): FieldError[] {
+  const spec = obj(object.spec)
+  if (spec.type === 'ExternalName') return []
+  const errs: FieldError[] = []
+  const clusterIP = str(spec.clusterIP)
+  const clusterIPs: string[] = list(spec.clusterIPs).map(str)
+  const families: string[] = list(spec.ipFamilies).map(str)
+  if (clusterIP !== '') {
+    if (clusterIPs.length === 0) errs.push(required('spec.clusterIPs'))
+    else if (clusterIPs[0] !== clusterIP) errs.push(invalid('spec.clusterIPs', clusterIPs, 'first value must match `clusterIP`'))
+  } else if (clusterIPs.length > 0) {
+    errs.push(invalid('spec.clusterIPs', clusterIPs, 'must be empty when `clusterIP` is not specified'))
+  }
+  const seen = new Set<string>()
+  for (const [i, family] of families.entries()) {
+    if (!IP_FAMILIES.includes(family)) errs.push(notSupported(`spec.ipFamilies[${i}]`, family, IP_FAMILIES))
+    if (seen.has(family)) errs.push(duplicate(`spec.ipFamilies[${i}]`, family))
+    seen.add(family)
+  }
+  if (spec.ipFamilyPolicy != null && !IP_FAMILY_POLICIES.includes(str(spec.ipFamilyPolicy))) {
+    errs.push(notSupported('spec.ipFamilyPolicy', spec.ipFamilyPolicy, IP_FAMILY_POLICIES))
+  }
+  let invalidIPs = false
+  for (const [i, ip] of clusterIPs.entries()) {
+    if (i === 0 && ip === 'None') {
+      if (clusterIPs.length > 1) {
+        invalidIPs = true
+        errs.push(invalid('spec.clusterIPs', clusterIPs, "'None' must be the first and only value"))
+      }
+      continue
+    }
+    for (const msg of isValidIP(ip)) {
+      invalidIPs = true
+      errs.push(invalid(`spec.clusterIPs[${i}]`, ip, msg))
+    }
+  }
+  if (clusterIPs.length > 2) errs.push(invalid('spec.clusterIPs', clusterIPs, 'may only hold up to 2 values'))
+  // a bad address would skew the checks below
+  if (invalidIPs) return errs
+  if (clusterIPs.length > 1) {
+    const found = new Set(clusterIPs.map(ipFamilyOf))
+    if (!(found.has('IPv4') && found.has('IPv6'))) errs.push(invalid('spec.clusterIPs', clusterIPs, 'may specify no more than one IP for each IP family'))
+  }
+  const headless = clusterIPs.length === 1 && clusterIPs[0] === 'None'
+  if (!headless) {
+    for (const [i, ip] of clusterIPs.slice(0, families.length).entries()) {
+      const family = ipFamilyOf(ip)
+      if (families[i] === 'IPv4' && family === 'IPv6') errs.push(invalid(`spec.clusterIPs[${i}]`, ip, `expected an IPv4 value as indicated by \`ipFamilies[${i}]\``))
+      if (families[i] === 'IPv6' && family !== 'IPv6') errs.push(invalid(`spec.clusterIPs[${i}]`, ip, `expected an IPv6 value as indicated by \`ipFamilies[${i}]\``))
+    }
+  }
+  return errs
 }
