@@ -445,9 +445,12 @@ export class ResourceRegistry {
     // key order does not count: an update that changes no value writes nothing
     const unchanged = isDeepStrictEqual(withoutVersion(next), withoutVersion(old))
     if (unchanged) return old
+    // Kubernetes' ShouldDeleteDuringUpdate: the stored object is being deleted with no grace period
+    // left (a pod in graceful termination stays until its agent deletes it with grace 0)
     const finishesDeletion =
-      next.metadata?.deletionTimestamp &&
-      (next.metadata.finalizers ?? []).length === 0 &&
+      old.metadata?.deletionTimestamp &&
+      !old.metadata.deletionGracePeriodSeconds &&
+      (next.metadata?.finalizers ?? []).length === 0 &&
       this.lifecycleFinalizers(next).length === 0
     if (options.dryRun) return next
     try {

@@ -43,6 +43,23 @@ describe('graceful pod deletion', () => {
     assert.equal((await api('GET', '/api/v1/namespaces/default/pods/bound')).status, 404)
   })
 
+  it('"ShouldDeleteDuringUpdate": a write to a pod in graceful termination (a label, a status update, its last finalizer removed) keeps it until its agent deletes it with grace 0', async () => {
+    const base = '/api/v1/namespaces/default/pods/terminating'
+    assert.equal((await api('POST', '/api/v1/namespaces/default/pods', {...(pod('terminating', 'node-x', 30) as object), metadata: {name: 'terminating', finalizers: ['example.com/hold']}})).status, 201)
+    assert.equal((await api('DELETE', base)).json.metadata.deletionGracePeriodSeconds, 30)
+    const labelled = await call(server.url, 'PATCH', base, {metadata: {labels: {x: 'y'}}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(labelled.status, 200, labelled.text)
+    const status = await call(server.url, 'PATCH', `${base}/status`, {status: {conditions: [{type: 'Ready', status: 'False'}]}}, {'Content-Type': 'application/strategic-merge-patch+json'})
+    assert.equal(status.status, 200, status.text)
+    const released = await call(server.url, 'PATCH', base, {metadata: {finalizers: null}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(released.status, 200, released.text)
+    const still = await api('GET', base)
+    assert.equal(still.status, 200, 'still there after every write')
+    assert.equal(still.json.metadata.labels.x, 'y')
+    assert.equal((await api('DELETE', `${base}?gracePeriodSeconds=0`)).status, 200)
+    assert.equal((await api('GET', base)).status, 404)
+  })
+
   it('a pod not bound to a node, or finished, is deleted at once, and the delete answers the deleted Pod (Kubernetes\' pod store: ReturnDeletedObject)', async () => {
     assert.equal((await api('POST', '/api/v1/namespaces/default/pods', pod('unbound'))).status, 201)
     assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/unbound')).json.kind, 'Pod')
