@@ -4,6 +4,7 @@ import type {AnyObject, RequestContext} from '../api/types.js'
 import {apply, applyConflictError} from '../machinery/apply.js'
 import {resetFields} from '../machinery/managed-fields.js'
 import {errors} from '../machinery/status.js'
+import {updateLastApplied} from './last-applied.js'
 import {assertBodyObject, type ResourceRegistry} from './registry.js'
 import type {ResourceRequest} from './requestinfo.js'
 
@@ -54,6 +55,7 @@ export async function applyPatch(
         (current) => {
           const result = apply(current, config, declaration.schema, options.fieldManager, applyOptions)
           if (result.conflicts) throw applyConflictError(result.conflicts)
+          updateLastApplied(result.object, applied, options.fieldManager)
           options.afterApply?.()
           return registry.prepareUpdate(current, result.object, info.subresource, {
             dryRun: options.dryRun,
@@ -70,6 +72,7 @@ export async function applyPatch(
     // absent: apply creates it
     const result = apply(undefined, config, declaration.schema, options.fieldManager, applyOptions)
     if (result.conflicts) throw applyConflictError(result.conflicts)
+    updateLastApplied(result.object, applied, options.fieldManager)
     options.afterApply?.()
     try {
       const object = await registry.create(info.namespace, result.object, {dryRun: options.dryRun, context: options.context, managedFieldsDone: true, createOnUpdate: true})

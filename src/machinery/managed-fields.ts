@@ -4,8 +4,8 @@
 // apply (operation Apply) is in apply.ts and builds on the pieces here.
 //
 // Not modelled: conversion between API versions (every entry is compared at the request's version),
-// the last-applied-configuration annotation interplay of client-side and server-side apply, schema
-// changes between atomic and granular.
+// schema changes between atomic and granular. (An apply by `kubectl` keeps the client-side apply
+// annotation in step: src/apiserver/last-applied.ts.)
 import type {AnyObject, ObjectSchema} from '../api/types.js'
 import {FieldSet, type FieldPath, compareStrings, fieldElement, goQuote} from './field-path.js'
 import {type Comparison, compare, isPlainObject, objectSchema, withGoZeroValues} from './typed-value.js'

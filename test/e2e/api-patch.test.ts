@@ -69,6 +69,25 @@ describe('patches and server-side apply', () => {
     assert.equal(again.json.metadata.resourceVersion, created.json.metadata.resourceVersion)
   })
 
+  it('"lastAppliedUpdater": an apply by the manager kubectl rewrites the client-side apply annotation to the configuration it applied (keys sorted, < escaped, newline-terminated); other managers, and objects without the annotation, are left alone', async () => {
+    const CMS = '/api/v1/namespaces/default/configmaps'
+    const LAST = 'kubectl.kubernetes.io/last-applied-configuration'
+    const first = '{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap","metadata":{"annotations":{},"name":"csa","namespace":"default"}}\n'
+    const created = await api('POST', `${CMS}?fieldManager=kubectl-client-side-apply`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'csa', annotations: {[LAST]: first}}, data: {a: '1'}})
+    assert.equal(created.status, 201, created.text)
+    const other = await api('PATCH', `${CMS}/csa?fieldManager=someone`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'csa'}, data: {b: '2'}}, APPLY)
+    assert.equal(other.status, 200, other.text)
+    assert.equal(other.json.metadata.annotations[LAST], first, 'another manager leaves it')
+    const config = {kind: 'ConfigMap', apiVersion: 'v1', metadata: {name: 'csa', labels: {z: 'y'}}, data: {c: '<3>', a: '1'}}
+    const applied = await api('PATCH', `${CMS}/csa?fieldManager=kubectl`, config, APPLY)
+    assert.equal(applied.status, 200, applied.text)
+    assert.equal(applied.json.metadata.annotations[LAST], '{"apiVersion":"v1","data":{"a":"1","c":"\\u003c3\\u003e"},"kind":"ConfigMap","metadata":{"labels":{"z":"y"},"name":"csa"}}\n')
+    assert.equal(applied.json.data.c, '<3>')
+    const plain = await api('PATCH', `${CMS}/plain?fieldManager=kubectl`, {...config, metadata: {name: 'plain'}}, APPLY)
+    assert.equal(plain.status, 201, plain.text)
+    assert.equal(plain.json.metadata.annotations?.[LAST], undefined, 'not added where there was none')
+  })
+
   it('apply requires fieldManager', async () => {
     const result = await api('PATCH', `${STS}/applied`, 'apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: applied\n', APPLY)
     assert.equal(result.status, 422, result.text)
