@@ -135,7 +135,7 @@ export function unstructuredConversionError(value: Record<string, unknown>, sche
 }
 
 /** Go's %v of a float64: strconv's 'g' with the shortest digits (`3.5`, `1e+06`, `1.5e-05`). */
-function goFloat(value: number): string {
+export function goFloat(value: number): string {
   if (Number.isNaN(value)) return 'NaN'
   if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf'
   const [mantissa, exponentText] = value.toExponential().split('e')

@@ -5,6 +5,7 @@
 // schemas follow YAML 1.2 (and its default one turns timestamps into Dates), so orch reads and writes every
 // YAML text with this schema instead.
 import * as yaml from 'js-yaml'
+import {goFloat} from './go-converter.js'
 
 const TRUE_WORDS = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON'])
 const FALSE_WORDS = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF'])
@@ -72,14 +73,7 @@ function jsonNumber(value: number): number {
 export function goFloatText(value: number): string {
   if (Number.isNaN(value)) return '.nan'
   if (!Number.isFinite(value)) return value > 0 ? '.inf' : '-.inf'
-  const [mantissa, exponentText] = value.toExponential().split('e')
-  const exponent = Number(exponentText)
-  // the shortest form decides with a precision of 6
-  if (exponent < -4 || exponent >= 6) {
-    const sign = exponent < 0 ? '-' : '+'
-    return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, '0')}`
-  }
-  return String(value)
+  return goFloat(value)
 }
 
 function scalarType(tag: Resolved['tag'], options: {predicate: (value: unknown) => boolean; represent: (value: unknown) => string}): yaml.Type {
