@@ -5,7 +5,7 @@
 // schemas follow YAML 1.2 (and its default one turns timestamps into Dates), so orch reads and writes every
 // YAML text with this schema instead.
 import * as yaml from 'js-yaml'
-import {goFloat} from './go-converter.js'
+import {goFloat as formatGoFloat} from './go-converter.js'
 
 const TRUE_WORDS = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON'])
 const FALSE_WORDS = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF'])
@@ -73,7 +73,7 @@ function jsonNumber(value: number): number {
 export function goFloatText(value: number): string {
   if (Number.isNaN(value)) return '.nan'
   if (!Number.isFinite(value)) return value > 0 ? '.inf' : '-.inf'
-  return goFloat(value)
+  return formatGoFloat(value)
 }
 
 function scalarType(tag: Resolved['tag'], options: {predicate: (value: unknown) => boolean; represent: (value: unknown) => string}): yaml.Type {
