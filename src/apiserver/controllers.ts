@@ -37,6 +37,8 @@ export interface ControllerSettings {
   signingCA?: CertKeyPair
   /** --cluster-signing-duration (default 1 year) */
   clusterSigningDurationMs?: number
+  /** --feature-gates in force (a gate left out has its default) */
+  gates?: Partial<Record<string, boolean>>
 }
 
 export interface RunningControllers {
@@ -122,7 +124,9 @@ export async function startControllers(
     started.push(controller)
   }
   if (names.includes('statefulset')) {
-    const controller = new StatefulSetController(client, logger.child({controller: 'statefulset'}))
+    const controller = new StatefulSetController(client, logger.child({controller: 'statefulset'}), {
+      maxUnavailableStatefulSet: settings.gates?.['MaxUnavailableStatefulSet'],
+    })
     await controller.start()
     started.push(controller)
   }

@@ -175,6 +175,7 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
         nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
         signingCA: pki.ca,
         clusterSigningDurationMs: config.clusterSigningDurationMs,
+        gates: config.gates,
       },
       config.verbosity,
     ),

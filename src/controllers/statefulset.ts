@@ -55,6 +55,8 @@ export interface StatefulSetControllerOptions {
   /** concurrent syncs (default 5, as kube-controller-manager's --concurrent-statefulset-syncs) */
   workers?: number
   now?: () => number
+  /** the MaxUnavailableStatefulSet gate (default on: beta); off, rollingUpdate.maxUnavailable is ignored */
+  maxUnavailableStatefulSet?: boolean
 }
 
 function namespaceOf(object: AnyObject): string {
@@ -83,7 +85,7 @@ export class StatefulSetController {
   ) {
     const now = options.now ?? Date.now
     const recorder = new EventRecorder(client, STATEFULSET_CONTROLLER_COMPONENT, logger, now)
-    this.control = new StatefulSetControl({client, recorder, logger, now})
+    this.control = new StatefulSetControl({client, recorder, logger, now, maxUnavailableStatefulSet: options.maxUnavailableStatefulSet})
     this.controller = new Controller({name: 'statefulset', logger, workers: options.workers ?? 5, reconcile: (key) => this.reconcile(key)})
     const onError = (error: Error) => logger.v(2, 'informer error', {error: error.message})
     this.sets = new Informer<StatefulSet>(

@@ -70,6 +70,8 @@ export interface ControlDeps {
   recorder: EventRecorder
   logger: Logger
   now: () => number
+  /** the MaxUnavailableStatefulSet gate (beta: on unless turned off) */
+  maxUnavailableStatefulSet?: boolean
 }
 
 /** What one sync saw: the set, its pods, every pod and claim of the namespace, its revisions. */
@@ -94,6 +96,11 @@ export class StatefulSetControl {
 
   private get client(): RestClient {
     return this.deps.client
+  }
+
+  /** Whether the rolling update honours rollingUpdate.maxUnavailable (the MaxUnavailableStatefulSet gate). */
+  get maxUnavailableEnabled(): boolean {
+    return this.deps.maxUnavailableStatefulSet !== false
   }
 
   /** UpdateStatefulSet: the revisions, then the pods and status; the history is pruned even after a failure. */

@@ -2,7 +2,8 @@
 // are created (claims first) and, under OrderedReady, each must be Running, Ready and available before
 // the next is looked at; pods beyond the range ("condemned") are deleted highest ordinal first; then
 // the RollingUpdate strategy replaces old-revision pods from the top down to the partition, keeping at
-// most maxUnavailable unavailable. Parallel acts on all pods at once (slow-start batches).
+// most maxUnavailable unavailable (one at a time with the MaxUnavailableStatefulSet gate off). Parallel
+// acts on all pods at once (slow-start batches) when it creates and scales down, not when it updates.
 import type {StatefulSetControl, SyncInput} from './control.js'
 import {retentionPolicy} from './claims.js'
 import {
@@ -177,49 +178,55 @@ export class Round {
     return true
   }
 
-  /** updateStatefulSetAfterInvariantEstablished: replace old-revision pods from the top down to the partition. */
+  /**
+   * The RollingUpdate strategy: old-revision pods from the highest ordinal down to the partition are
+   * deleted (the next sync creates them at the update revision). With the MaxUnavailableStatefulSet
+   * gate on (updateStatefulSetAfterInvariantEstablished) pods are deleted only while fewer than
+   * maxUnavailable replicas are unavailable, whichever pods those are; with it off, one at a time,
+   * each once every pod above it is available. Parallel and OrderedReady alike: an old pod that is
+   * unavailable too is no exception (a node gone NotReady must not have several pods deleted).
+   */
   private async rollingUpdate(): Promise<void> {
     const rollingUpdate = this.set.spec?.updateStrategy?.rollingUpdate
-    const updateRevision = this.status.updateRevision
     const updateMin: number = rollingUpdate?.partition ?? 0
-    const maxUnavailable = rollingUpdate ? maxUnavailableOf(rollingUpdate.maxUnavailable, replicasOf(this.set)) : 1
-    const replicas = this.replicas
-    const needsUpdate = (pod: Pod) => podRevision(pod) !== updateRevision && !isTerminating(pod)
-    let unavailable = 0
-    let unavailableNeedingUpdate = 0
-    for (const pod of replicas) {
-      if (!isUnavailable(pod, this.minReadySeconds, this.now)) continue
-      unavailable++
-      if (!this.monotonic && needsUpdate(pod)) unavailableNeedingUpdate++
-    }
-    if (unavailable >= maxUnavailable && unavailableNeedingUpdate === 0) return
-    const remove = async (pod: Pod) => {
-      await this.control.deletePod(this.set, pod, this.input.claims)
-      this.status.currentReplicas--
-    }
-    if (!this.monotonic) {
-      // first the old pods that are unavailable anyway, then available ones within the budget
-      for (let target = replicas.length - 1; target >= updateMin; target--) {
-        const pod = replicas[target]!
-        if (isCreated(pod) && needsUpdate(pod) && !isRunningAndAvailable(pod, this.minReadySeconds, this.now)) await remove(pod)
-      }
+    if (this.control.maxUnavailableEnabled) {
+      // the gate on: maxUnavailable, default 1, counted over all replicas (below the partition too)
+      const maxUnavailable = rollingUpdate ? maxUnavailableOf(rollingUpdate.maxUnavailable, replicasOf(this.set)) : 1
+      const unavailable = this.replicas.filter((pod) => this.isUnavailable(pod)).length
       let budget = maxUnavailable - unavailable
-      for (let target = replicas.length - 1; target >= updateMin && budget > 0; target--) {
-        const pod = replicas[target]!
-        if (needsUpdate(pod) && isRunningAndAvailable(pod, this.minReadySeconds, this.now)) {
-          await remove(pod)
-          budget--
-        }
+      for (let target = this.replicas.length - 1; target >= updateMin && budget > 0; target--) {
+        const pod = this.replicas[target]!
+        if (!this.needsUpdate(pod)) continue
+        await this.deleteForUpdate(pod)
+        budget--
       }
       return
     }
-    let toDelete = maxUnavailable - unavailable
-    for (let target = replicas.length - 1; target >= updateMin && toDelete > 0; target--) {
-      const pod = replicas[target]!
-      if (isCreated(pod) && needsUpdate(pod)) {
-        await remove(pod)
-        toDelete--
+    // the gate off: maxUnavailable is ignored, even when the stored set has it
+    for (let target = this.replicas.length - 1; target >= updateMin; target--) {
+      const pod = this.replicas[target]!
+      if (this.needsUpdate(pod)) {
+        await this.deleteForUpdate(pod)
+        return
       }
+      // wait for a pod above (updated, or terminating) to be Running, Ready and available
+      if (this.isUnavailable(pod)) return
     }
+  }
+
+  private isUnavailable(pod: Pod): boolean {
+    return isUnavailable(pod, this.minReadySeconds, this.now)
+  }
+
+  /** An old-revision pod that is not terminating yet. */
+  private needsUpdate(pod: Pod): boolean {
+    return podRevision(pod) !== this.status.updateRevision && !isTerminating(pod)
+  }
+
+  /** Deletes a pod for the update; a pod only made this sync (not yet seen from the server) is left for the next. */
+  private async deleteForUpdate(pod: Pod): Promise<void> {
+    if (!isCreated(pod)) return
+    await this.control.deletePod(this.set, pod, this.input.claims)
+    this.status.currentReplicas--
   }
 }
