@@ -1,5 +1,6 @@
 // The audit log (--audit-log-path): one JSON line per request in Kubernetes' audit.k8s.io/v1 Event
-// shape at level Metadata (renamed audit.orch.io): who (user, groups, source IPs, user agent) did
+// shape at level Metadata (renamed audit.orch.io): who (user, groups, source IPs, user agent; and
+// impersonatedUser when the request was made as someone else) did
 // what (verb, requestURI, objectRef with resource, namespace, name, subresource), the answer
 // (responseStatus.code, and the message of a failure), and annotations — the authorization decision
 // and what admission policies add (`<policy>/<key>`). Denied and failed requests are logged too.
@@ -14,6 +15,8 @@ export interface AuditRecord {
   request: IncomingMessage
   info?: RequestInfo
   user?: UserInfo
+  /** who the request was made as (Impersonate-User); `user` stays who authenticated */
+  impersonatedUser?: UserInfo
   code: number
   /** the Status message of a failed request */
   message?: string
@@ -22,6 +25,15 @@ export interface AuditRecord {
   annotations: Record<string, string>
   received: Date
   finished: Date
+}
+
+/** authentication/v1 UserInfo as the event carries it (the impersonated user's extra too, as Kubernetes' LogImpersonatedUser) */
+function userInfo(user: UserInfo, withExtra: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {username: user.username}
+  if (user.uid) out.uid = user.uid
+  out.groups = [...user.groups]
+  if (withExtra && user.extra && Object.keys(user.extra).length > 0) out.extra = structuredClone(user.extra)
+  return out
 }
 
 /** The audit Event of one request (exported for tests). */
@@ -35,9 +47,10 @@ export function auditEvent(record: AuditRecord): Record<string, unknown> {
     stage: 'ResponseComplete',
     requestURI: request.url ?? '',
     verb: info?.verb ?? (request.method ?? '').toLowerCase(),
-    user: user ? {username: user.username, ...(user.uid ? {uid: user.uid} : {}), groups: [...user.groups]} : {},
-    sourceIPs: [request.socket.remoteAddress ?? ''],
+    user: user ? userInfo(user, false) : {},
   }
+  if (record.impersonatedUser) event.impersonatedUser = userInfo(record.impersonatedUser, true)
+  event.sourceIPs = [request.socket.remoteAddress ?? '']
   const agent = request.headers['user-agent']
   if (agent) event.userAgent = agent
   if (info?.isResourceRequest) {

@@ -1,10 +1,11 @@
 // How a client command reaches the server: the global flags (--server, --kubeconfig, --context,
-// -n/--namespace, --wire), the client built from them, and the one-line messages for what can go wrong on
-// the way (an API Status, a refused connection, a bad kubeconfig). The configuration path is generic:
-// whatever resolveClientConfig finds (TLS and tokens from the kubeconfig) goes to RestClient. Every
-// Warning header the server sends is printed on stderr as `Warning: <text>`, as kubectl does.
+// -n/--namespace, --wire, and --as/--as-group/--as-uid to impersonate), the client built from them,
+// and the one-line messages for what can go wrong on the way (an API Status, a refused connection, a
+// bad kubeconfig). The configuration path is generic: whatever resolveClientConfig finds (TLS and
+// tokens from the kubeconfig) goes to RestClient. Every Warning header the server sends is printed on
+// stderr as `Warning: <text>`, as kubectl does.
 import {Flags} from '@oclif/core'
-import {RestClient, isApiStatusError, resolveClientConfig, type ClientConfig, type Wire} from '../client/index.js'
+import {RestClient, isApiStatusError, resolveClientConfig, type ClientConfig, type ImpersonationConfig, type Wire} from '../client/index.js'
 import {fail} from './fail.js'
 
 export const wires = ['json', 'protobuf', 'cbor'] as const
@@ -21,6 +22,9 @@ export const globalFlags = {
     default: 'json',
     helpGroup: 'GLOBAL',
   })(),
+  as: Flags.string({description: 'the user to impersonate: a user name or a service account (system:serviceaccount:NAMESPACE:NAME)', helpGroup: 'GLOBAL'}),
+  'as-group': Flags.string({description: 'a group to impersonate (repeat for several; needs --as)', multiple: true, multipleNonGreedy: true, helpGroup: 'GLOBAL'}),
+  'as-uid': Flags.string({description: 'the UID to impersonate (needs --as)', helpGroup: 'GLOBAL'}),
 }
 
 export interface ConnectOptions {
@@ -30,11 +34,47 @@ export interface ConnectOptions {
   namespace?: string
   /** the response encoding (default json) */
   wire?: Wire
+  /** --as, --as-group, --as-uid: who the requests are made as */
+  as?: string
+  asGroups?: string[]
+  asUid?: string
 }
 
 /** The connection options of a command's parsed global flags. */
-export function connectOptions(flags: {server?: string; kubeconfig?: string; context?: string; namespace?: string; wire?: Wire}): ConnectOptions {
-  return {server: flags.server, kubeconfig: flags.kubeconfig, context: flags.context, namespace: flags.namespace, wire: flags.wire}
+export function connectOptions(flags: {
+  server?: string
+  kubeconfig?: string
+  context?: string
+  namespace?: string
+  wire?: Wire
+  as?: string
+  'as-group'?: string[]
+  'as-uid'?: string
+}): ConnectOptions {
+  return {
+    server: flags.server,
+    kubeconfig: flags.kubeconfig,
+    context: flags.context,
+    namespace: flags.namespace,
+    wire: flags.wire,
+    as: flags.as,
+    asGroups: flags['as-group'],
+    asUid: flags['as-uid'],
+  }
+}
+
+/** The impersonation --as, --as-group and --as-uid ask for; groups or a uid without a user is an error,
+ *  as kubectl's configuration check has it. */
+function impersonationOf(options: ConnectOptions): ImpersonationConfig | undefined {
+  const groups = options.asGroups ?? []
+  if (!options.as) {
+    if (groups.length > 0 || options.asUid) fail('requesting uid, groups or user-extra without impersonating a user: pass --as')
+    return undefined
+  }
+  const impersonate: ImpersonationConfig = {user: options.as}
+  if (groups.length > 0) impersonate.groups = [...groups]
+  if (options.asUid) impersonate.uid = options.asUid
+  return impersonate
 }
 
 /** A client and what the command needs to know about where it points. */
@@ -61,6 +101,8 @@ export function connect(options: ConnectOptions): Session {
   } catch (error) {
     fail((error as Error).message)
   }
+  const impersonate = impersonationOf(options)
+  if (impersonate) config = {...config, impersonate}
   let client: RestClient
   try {
     client = new RestClient(config, {

@@ -24,6 +24,16 @@ export interface ClientConfig {
   token?: string
   insecureSkipTLSVerify?: boolean
   namespace: string
+  /** who to act as (Impersonate-* headers; kubectl's --as, --as-group, --as-uid) */
+  impersonate?: ImpersonationConfig
+}
+
+/** client-go's ImpersonationConfig: a user name, and optionally its uid, groups and extra. */
+export interface ImpersonationConfig {
+  user: string
+  uid?: string
+  groups?: string[]
+  extra?: Record<string, string[]>
 }
 
 export interface ResolveOptions {

@@ -8,7 +8,7 @@ import {decodeCbor} from '../machinery/cbor.js'
 import {decodeObject, PROTOBUF_MAGIC, readTypeMeta} from '../machinery/protobuf.js'
 import {allDeclarations, apiVersionOf} from '../api/index.js'
 import type {AnyObject} from '../api/types.js'
-import type {ClientConfig} from './kubeconfig.js'
+import type {ClientConfig, ImpersonationConfig} from './kubeconfig.js'
 
 /** Which resource (collection or object) a call is about. Core group is ''. */
 export interface ResourceLocator {
@@ -319,6 +319,26 @@ function queryString(query: Query | undefined): string {
 
 // ---------- the client ----------
 
+/** Bytes allowed in a header name as is (RFC 7230 token characters); the rest of an extra key is %-escaped. */
+const headerKeyByte = /^[A-Za-z0-9!#$&'*+\-.^_`|~]$/
+
+/** The Impersonate-* headers of client-go's impersonating round tripper: one Impersonate-Group line per
+ *  group, one Impersonate-Extra-KEY line per value (KEY %-escaped where it is no header token, and `%`). */
+export function impersonationHeaders(impersonate: ImpersonationConfig): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {'impersonate-user': impersonate.user}
+  if (impersonate.uid) headers['impersonate-uid'] = impersonate.uid
+  if (impersonate.groups && impersonate.groups.length > 0) headers['impersonate-group'] = [...impersonate.groups]
+  for (const [key, values] of Object.entries(impersonate.extra ?? {})) {
+    let escaped = ''
+    for (const byte of Buffer.from(key, 'utf8')) {
+      const c = String.fromCharCode(byte)
+      escaped += headerKeyByte.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+    }
+    if (values.length > 0) headers[`impersonate-extra-${escaped}`] = [...values]
+  }
+  return headers
+}
+
 export class RestClient {
   readonly server: string
   readonly namespace: string
@@ -361,13 +381,14 @@ export class RestClient {
     })
   }
 
-  private headersFor(request: RawRequest, hasBody: boolean): Record<string, string> {
-    const headers: Record<string, string> = {
+  private headersFor(request: RawRequest, hasBody: boolean): Record<string, string | string[]> {
+    const headers: Record<string, string | string[]> = {
       accept: request.accept ?? 'application/json',
       'user-agent': this.options.userAgent ?? 'orch-client',
     }
     if (hasBody) headers['content-type'] = request.contentType ?? 'application/json'
     if (this.token) headers.authorization = `Bearer ${this.token}`
+    if (this.config.impersonate) Object.assign(headers, impersonationHeaders(this.config.impersonate))
     return {...headers, ...request.headers}
   }
 
