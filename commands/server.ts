@@ -52,6 +52,11 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
       description: 'the ports NodePort and LoadBalancer Services get node ports from: FIRST-LAST, FIRST+COUNT or one port',
       default: '30000-32767',
     }),
+    // test-only (Kubernetes has no flag for either): how often the Service node port and cluster IP
+    // repair runs (its repairLoopInterval, 3m) and how young an allocation no Service holds is still
+    // a create in flight (60s)
+    'service-repair-interval': Flags.string({hidden: true, description: 'how often Service node ports and cluster IPs are repaired', default: '3m'}),
+    'service-repair-grace': Flags.string({hidden: true, description: 'how old an allocation no Service holds must be before the repair frees it', default: '60s'}),
     'node-monitor-grace-period': Flags.string({
       description: 'how long a node may go without a Lease renewal or status heartbeat before it is marked Unknown',
       default: '50s',
@@ -93,6 +98,8 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
     let clusterSigningDurationMs: number
     let shutdownDelayMs: number
     let serviceNodePortRange: PortRange
+    let serviceRepairIntervalMs: number
+    let serviceRepairGraceMs: number
     try {
       try {
         serviceNodePortRange = parsePortRange(flags['service-node-port-range'])
@@ -105,6 +112,9 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
       clusterSigningDurationMs = parseDuration(flags['cluster-signing-duration'])
       controllers = parseControllers(flags.controllers)
       nodeMonitorGracePeriodMs = parseDuration(flags['node-monitor-grace-period'])
+      serviceRepairIntervalMs = parseDuration(flags['service-repair-interval'])
+      serviceRepairGraceMs = parseDuration(flags['service-repair-grace'])
+      if (serviceRepairIntervalMs <= 0 || serviceRepairIntervalMs > 2 ** 31 - 1) throw new Error(`--service-repair-interval ${flags['service-repair-interval']} is out of range`)
       historyRetentionMs = parseDuration(flags['watch-history'])
       gates = parseFeatureGates(flags['feature-gates'])
     } catch (error) {
@@ -125,6 +135,8 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
         nodeMonitorGracePeriodMs,
         serviceClusterIPRange: flags['service-cluster-ip-range'].split(',').map((s) => s.trim()).filter(Boolean),
         serviceNodePortRange,
+        serviceRepairIntervalMs,
+        serviceRepairGraceMs,
         tlsSANs: splitList(flags['tls-san']),
         tlsCertFile: flags['tls-cert-file'],
         tlsKeyFile: flags['tls-private-key-file'],

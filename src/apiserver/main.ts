@@ -45,6 +45,10 @@ export interface ServerConfig {
   serviceClusterIPRange?: string[]
   /** --service-node-port-range (default 30000-32767) */
   serviceNodePortRange?: PortRange
+  /** hidden, for tests: how often node ports and cluster IPs are repaired (default 3 minutes) */
+  serviceRepairIntervalMs?: number
+  /** hidden, for tests: the age before an allocation no Service holds may be freed (default 60 s) */
+  serviceRepairGraceMs?: number
   /** --tls-san: extra IPs and DNS names of the generated serving certificate */
   tlsSANs?: string[]
   /** --tls-cert-file and --tls-private-key-file: serve with this pair instead of the generated one */
@@ -148,6 +152,8 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       gates: config.gates,
       serviceClusterIPRange: config.serviceClusterIPRange,
       serviceNodePortRange: config.serviceNodePortRange,
+      serviceRepairIntervalMs: config.serviceRepairIntervalMs,
+      serviceRepairGraceMs: config.serviceRepairGraceMs,
       tls: pkiReady.then((pki) => ({cert: pki.serving.cert, key: pki.serving.key, clientCA: pki.clientCA.certPem})),
       authenticator,
       authorizationModes: config.authorizationModes,

@@ -17,6 +17,7 @@ import {buildAdmissionChain} from './admission-setup.js'
 import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorizer, type AuthorizationMode, type RequestAuthorizer} from './authorize.js'
 import {defaultRBACObjects, podNodeFromRegistry, registrySource, type Authorizer} from './authz/index.js'
 import {virtualKindHandlers} from './virtual.js'
+import {impersonate} from './impersonation.js'
 import type {AuditLog} from './audit.js'
 import type {AgentCredentials} from './node-proxy.js'
 import type {RequestInfo} from './requestinfo.js'
@@ -25,6 +26,7 @@ import {createdObjectName, ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry} from './registry.js'
 import {parseRequestTarget, resolveRequestInfo} from './requestinfo.js'
 import {ServiceAllocator} from './service-ips.js'
+import {ServiceRepair} from './service-repair.js'
 import {DEFAULT_NODE_PORT_RANGE, NodePortAllocator, type PortRange} from './service-nodeports.js'
 import {NonResourceHandler} from './nonresource.js'
 import {ApiMetrics} from './metrics.js'
@@ -51,6 +53,10 @@ export interface ApiServerOptions {
   serviceClusterIPRange?: string[]
   /** node ports of NodePort and LoadBalancer Services (--service-node-port-range, default 30000-32767) */
   serviceNodePortRange?: PortRange
+  /** how often node ports and cluster IPs are repaired (default 3 minutes; tests shorten it) */
+  serviceRepairIntervalMs?: number
+  /** how young an allocation no Service holds is still a create in flight (default 60 s; tests shorten it) */
+  serviceRepairGraceMs?: number
   /** the serving certificate and key, and the client CA; may still be in the making (first start) */
   tls: ServerTLS | Promise<ServerTLS>
   /** who a request is from: client certificates and bearer tokens */
@@ -109,6 +115,8 @@ export class ApiServer {
   private readonly now: () => Date
   /** cluster IPs and node ports of Services */
   private readonly serviceAllocator: ServiceAllocator
+  /** their repair loops: at start, then periodically */
+  private readonly serviceRepair: ServiceRepair
 
   constructor(private readonly options: ApiServerOptions) {
     this.compactor = new Compactor(options.store, {
@@ -152,6 +160,19 @@ export class ApiServer {
       this.now,
     )
     this.registry('', 'services').hooks = this.serviceAllocator.hooks()
+    this.serviceRepair = new ServiceRepair({
+      services: this.registry('', 'services'),
+      ipAddresses: this.registry('networking.orch.io', 'ipaddresses'),
+      serviceCIDRs: this.registry('networking.orch.io', 'servicecidrs'),
+      events: this.registry('', 'events'),
+      nodePorts: this.serviceAllocator.nodePorts,
+      logger: options.logger,
+      now: this.now,
+      intervalMs: options.serviceRepairIntervalMs,
+      graceMs: options.serviceRepairGraceMs,
+      // SQLite moves every watch cache on with each commit; etcd only with writes to the resource
+      cacheWaitMs: options.store.backend === 'sqlite' ? 1_000 : 0,
+    })
     const modes = options.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES
     this.authorizer = buildAuthorizer(modes, registrySource(this.registries), podNodeFromRegistry(this.registry('', 'pods')))
     this.authorizeRequest = modes.length === 1 && modes[0] === 'AlwaysAllow' ? allowAll : requestAuthorizer(this.authorizer)
@@ -267,8 +288,8 @@ export class ApiServer {
       (async () => {
         await this.bootstrap()
         await Promise.all([...this.registries.values()].map((r) => r.cache.start()))
-        // node ports of the stored Services, recorded before the first request
-        await this.serviceAllocator.repair(this.registry('', 'services').cache.list().items.map((entry) => entry.object), this.options.logger)
+        // node ports and cluster IPs of the stored Services, repaired before the first request
+        await this.serviceRepair.runOnce()
       })(),
     ])
     const stopCaches = () => {
@@ -294,6 +315,7 @@ export class ApiServer {
     }
     this.cachesSynced = true
     this.compactor.start()
+    this.serviceRepair.start()
     return server.address() as AddressInfo
   }
 
@@ -321,7 +343,7 @@ export class ApiServer {
       }
       // watches would be in flight until their timeout: they end now
       this.shuttingDown.abort()
-      await Promise.allSettled([...this.inFlight])
+      await Promise.allSettled([...this.inFlight, this.serviceRepair.stop()])
       for (const registry of this.registries.values()) registry.cache.stop()
       for (const socket of this.sockets) socket.destroy()
       await closed
@@ -340,6 +362,8 @@ export class ApiServer {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = Date.now()
     let user: UserInfo | undefined
+    /** who the request goes on as, when it impersonates someone (Impersonate-User) */
+    let impersonated: UserInfo | undefined
     let info: RequestInfo | undefined
     let failure: string | undefined
     let finished: ((code: number) => void) | undefined
@@ -349,14 +373,16 @@ export class ApiServer {
       info = resolveRequestInfo(request.method ?? 'GET', path, query)
       finished = this.metrics.started(request, this.metrics.labelsOf(request, info, query))
       user = this.authenticate(request, path)
-      const denied = this.authorizeRequest(user, info)
+      impersonated = impersonate(request, user, (attributes) => this.authorizer.authorize(attributes))
+      const actor = impersonated ?? user
+      const denied = this.authorizeRequest(actor, info)
       annotations['authorization.orch.io/decision'] = denied ? 'forbid' : 'allow'
       if (denied) {
         annotations['authorization.orch.io/reason'] = denied.message
         throw denied
       }
       if (info.isResourceRequest) {
-        await this.resources.handle(request, response, info, query, user, annotations)
+        await this.resources.handle(request, response, info, query, actor, annotations)
       } else if (path === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) {
         this.serveMetrics(response)
       } else if (!this.nonResources.handle(request, response, path, query) && !(await this.health.handle(path, query, response))) {
@@ -375,6 +401,7 @@ export class ApiServer {
         request,
         info,
         user,
+        impersonatedUser: impersonated,
         code: response.statusCode,
         message: failure,
         objectName: createdObjectName(response),
@@ -382,7 +409,7 @@ export class ApiServer {
         received: new Date(started),
         finished: new Date(),
       })
-      this.options.logger.v(3, 'request', {method: request.method, path: request.url, user: user?.username, code: response.statusCode, ms: Date.now() - started})
+      this.options.logger.v(3, 'request', {method: request.method, path: request.url, user: user?.username, ...(impersonated ? {as: impersonated.username} : {}), code: response.statusCode, ms: Date.now() - started})
     }
   }
 

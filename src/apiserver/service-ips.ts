@@ -8,9 +8,9 @@
 // Cluster IPs come from the ServiceCIDRs as Kubernetes' MultiCIDRServiceAllocator hands them out:
 // every allocated address is an IPAddress object named by the address, so the store's create-if-absent
 // makes double allocation impossible, across server replicas too. Node ports: ./service-nodeports.ts.
+// ./service-repair.ts reconciles both with the stored Services, at start and every few minutes.
 import {isDeepStrictEqual} from 'node:util'
 import type {AnyObject} from '../api/types.js'
-import type {Logger} from '../machinery/log.js'
 import {canonicalIp, cidrContains, parseCidr, randomAddress, type Cidr} from '../machinery/ipnet.js'
 import {errors} from '../machinery/status.js'
 import type {FinishWrite, RegistryHooks, ResourceRegistry} from './registry.js'
@@ -33,6 +33,16 @@ export const MANAGED_BY = 'ipallocator.orch.io'
 export const IP_FAMILY_LABEL = 'ipaddress.orch.io/ip-family'
 
 const ATTEMPTS = 32
+
+/** The IPAddress that allocates ip to the Service (Kubernetes' newIPAddress of the ipallocator). */
+export function ipAddressFor(ip: string, service: AnyObject): AnyObject {
+  return {
+    apiVersion: 'networking.orch.io/v1',
+    kind: 'IPAddress',
+    metadata: {name: ip, labels: {[MANAGED_BY_LABEL]: MANAGED_BY, [IP_FAMILY_LABEL]: ip.includes(':') ? 'IPv6' : 'IPv4'}},
+    spec: {parentRef: {group: '', resource: 'services', namespace: service.metadata?.namespace, name: service.metadata?.name}},
+  }
+}
 
 /** What a write took (given back by revert) and leaves behind (freed by commit once it is stored). */
 interface Transaction {
@@ -137,11 +147,6 @@ export class ServiceAllocator {
     }
   }
 
-  /** Node ports stored Services hold are recorded (at start; see NodePortAllocator.repair). */
-  async repair(services: AnyObject[], logger?: Logger): Promise<void> {
-    await this.nodePorts.repair(services, logger)
-  }
-
   /** Usable ranges: ServiceCIDRs that are not being deleted. */
   private async ranges(): Promise<{text: string; cidr: Cidr}[]> {
     const list = await this.serviceCIDRs.list('', {})
@@ -208,16 +213,7 @@ export class ServiceAllocator {
   /** Creates the IPAddress object; false when another owner has it. */
   private async claim(ip: string, service: AnyObject): Promise<boolean> {
     try {
-      await this.ipAddresses.create(
-        '',
-        {
-          apiVersion: 'networking.orch.io/v1',
-          kind: 'IPAddress',
-          metadata: {name: ip, labels: {[MANAGED_BY_LABEL]: MANAGED_BY, [IP_FAMILY_LABEL]: ip.includes(':') ? 'IPv6' : 'IPv4'}},
-          spec: {parentRef: {group: '', resource: 'services', namespace: service.metadata?.namespace, name: service.metadata?.name}},
-        },
-        {context: {now: this.now()}},
-      )
+      await this.ipAddresses.create('', ipAddressFor(ip, service), {context: {now: this.now()}})
       return true
     } catch (error) {
       if ((error as {reason?: string}).reason === 'AlreadyExists') return false

@@ -4,11 +4,11 @@
 // lowest band first (the band is left for requested ports, KEP-3668). A port is taken by storing a key
 // named by it (create-if-absent), so two Services can never get the same port, across server replicas
 // on etcd too, and the allocations outlive a restart. Releasing deletes the key, but only while it still
-// names the Service that releases it.
+// names the Service that releases it. ./service-repair-nodeports.ts reconciles the keys with the
+// stored Services, at start and every few minutes.
 import type {AnyObject} from '../api/types.js'
-import type {Logger} from '../machinery/log.js'
 import {errors} from '../machinery/status.js'
-import {KeyExistsError, type Store} from '../storage/index.js'
+import {ConflictError, KeyExistsError, KeyNotFoundError, type Store} from '../storage/index.js'
 
 export interface PortRange {
   base: number
@@ -20,9 +20,6 @@ export const DEFAULT_NODE_PORT_RANGE: PortRange = {base: 30000, size: 2768}
 
 /** Where each taken node port is recorded (Kubernetes keeps its bitmap under /registry/ranges too). */
 export const NODE_PORT_PREFIX = '/registry/ranges/servicenodeports/'
-
-/** A claim older than this that no stored Service holds is a leak (a create that never finished). */
-const LEAK_GRACE_MS = 60_000
 
 /** k8s.io/apimachinery's PortRange.Set: `30000-32767`, `30000+2767` or a single port. */
 export function parsePortRange(text: string): PortRange {
@@ -69,7 +66,7 @@ export interface PortOwner {
   uid: string
 }
 
-interface Claim extends PortOwner {
+export interface Claim extends PortOwner {
   /** when it was taken (ISO 8601) */
   created: string
 }
@@ -111,13 +108,18 @@ export class NodePortAllocator {
 
   /** The ports taken now, with their owners. */
   async claims(): Promise<Map<number, {claim: Claim | undefined; modRevision: number}>> {
-    const out = new Map<number, {claim: Claim | undefined; modRevision: number}>()
+    return (await this.listClaims()).claims
+  }
+
+  /** The ports taken, with their owners, and the store revision they were read at. */
+  async listClaims(): Promise<{claims: Map<number, {claim: Claim | undefined; modRevision: number}>; revision: number}> {
+    const claims = new Map<number, {claim: Claim | undefined; modRevision: number}>()
     const listed = await this.store.list(NODE_PORT_PREFIX)
     for (const kv of listed.items) {
       const port = Number(kv.key.slice(NODE_PORT_PREFIX.length))
-      if (Number.isInteger(port)) out.set(port, {claim: this.decode(kv.value), modRevision: kv.modRevision})
+      if (Number.isInteger(port)) claims.set(port, {claim: this.decode(kv.value), modRevision: kv.modRevision})
     }
-    return out
+    return {claims, revision: listed.revision}
   }
 
   /** Who holds the port (undefined when nobody). */
@@ -155,50 +157,27 @@ export class NodePortAllocator {
     return new NodePortOperation(this, owner, dryRun)
   }
 
-  /**
-   * Brings the claims in line with the stored Services (Kubernetes' node port repair loop, run at
-   * start): a port a Service holds without a claim is claimed for it (Services stored before node
-   * ports were allocated, or a claim lost); a claim no Service holds is dropped once it is older than a
-   * create takes; a port two Services hold is reported.
-   */
-  async repair(services: AnyObject[], logger?: Logger): Promise<void> {
-    const claims = await this.claims()
-    const held = new Map<number, PortOwner>()
-    for (const service of services) {
-      const owner = ownerOf(service)
-      for (const port of allocatedNodePorts(service)) {
-        const other = held.get(port)
-        if (other && other.uid !== owner.uid) {
-          logger?.warn('a node port is held by more than one Service; recreate one of them', {port, service: `${owner.namespace}/${owner.name}`, other: `${other.namespace}/${other.name}`})
-          continue
-        }
-        held.set(port, owner)
-      }
+  /** Re-records a claim for another owner (compare-and-swap on modRevision); false when it changed
+   *  or went meanwhile. */
+  async reassign(port: number, owner: PortOwner, modRevision: number): Promise<boolean> {
+    try {
+      await this.store.update(this.key(port), this.encode(owner), modRevision)
+      return true
+    } catch (error) {
+      if (error instanceof ConflictError || error instanceof KeyNotFoundError) return false
+      throw error
     }
-    for (const [port, owner] of held) {
-      const existing = claims.get(port)
-      if (existing?.claim?.uid === owner.uid) continue
-      if (existing) {
-        // the claim names a Service that does not hold the port: hand it to the one that does
-        try {
-          await this.store.update(this.key(port), this.encode(owner), existing.modRevision)
-        } catch {
-          logger?.warn('cannot record a node port for its Service', {port, service: `${owner.namespace}/${owner.name}`})
-        }
-      } else if (!(await this.claim(port, owner))) {
-        logger?.warn('cannot record a node port for its Service', {port, service: `${owner.namespace}/${owner.name}`})
-      }
-    }
-    const now = this.now().getTime()
-    for (const [port, {claim, modRevision}] of claims) {
-      if (held.has(port)) continue
-      const created = claim ? Date.parse(claim.created) : NaN
-      if (Number.isFinite(created) && now - created < LEAK_GRACE_MS) continue
-      try {
-        await this.store.delete(this.key(port), modRevision)
-      } catch {
-        // changed meanwhile: leave it
-      }
+  }
+
+  /** Drops a claim whoever holds it, unless it changed since modRevision; false when it changed or
+   *  went meanwhile. */
+  async drop(port: number, modRevision: number): Promise<boolean> {
+    try {
+      await this.store.delete(this.key(port), modRevision)
+      return true
+    } catch (error) {
+      if (error instanceof ConflictError || error instanceof KeyNotFoundError) return false
+      throw error
     }
   }
 }

@@ -1,9 +1,11 @@
 // The node port allocator on a real SQLite store: --service-node-port-range parsing (apimachinery's
-// PortRange), operations (revert, deferred release, dry run) and the repair run at start.
+// PortRange), operations (revert, deferred release, dry run) and the node port repair loop's runs.
 import assert from 'node:assert/strict'
 import {rmSync} from 'node:fs'
 import {after, describe, it} from 'node:test'
 import {NODE_PORT_PREFIX, NodePortAllocator, parsePortRange, PortAllocationError} from '../../src/apiserver/service-nodeports.js'
+import {NodePortRepair, NUM_REPAIRS_BEFORE_LEAK_CLEANUP} from '../../src/apiserver/service-repair-nodeports.js'
+import {createLogger} from '../../src/machinery/log.js'
 import {openSqliteStore} from '../../src/storage/sqlite.js'
 import {tempDir} from '../support/server.js'
 
@@ -77,7 +79,7 @@ describe('NodePortAllocator', () => {
     await store.close()
   })
 
-  it('repair claims what stored Services hold, drops old claims nobody holds, keeps young ones', async () => {
+  it('repair claims what stored Services hold (PortNotAllocated); a claim nobody holds is freed on the third run in a row that sees it leaked, a young one never', async () => {
     let clock = Date.parse('2025-01-01T00:00:00Z')
     const {store, allocator} = open(() => new Date(clock))
     await allocator.operation(owner('leaked'), false).allocate(30005)
@@ -88,10 +90,48 @@ describe('NodePortAllocator', () => {
       service('np', {type: 'NodePort', ports: [{port: 80, nodePort: 30001}, {port: 81, nodePort: 30002}]}),
       service('lb', {type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 30003, ports: [{port: 80, nodePort: 30004}]}),
     ]
-    await allocator.repair(services)
-    const claims = await allocator.claims()
-    assert.deepEqual([...claims.keys()].sort(), [30001, 30002, 30003, 30004, 30006])
-    assert.equal(claims.get(30003)?.claim?.uid, 'uid-lb')
+    const events: string[] = []
+    const repair = new NodePortRepair({
+      allocator,
+      services: {list: async () => services, get: async (_ns, name) => services.find((s) => s.metadata.name === name)},
+      events: {warning: async (o, reason, action, note) => void events.push(`${o.metadata?.name} ${reason} ${action}: ${note}`)},
+      logger: createLogger({write: () => {}}),
+      now: () => new Date(clock),
+      graceMs: 60_000,
+    })
+    const ports = async () => [...(await allocator.claims()).keys()].sort()
+    await repair.runOnce()
+    assert.deepEqual(await ports(), [30001, 30002, 30003, 30004, 30005, 30006, 30007])
+    assert.equal((await allocator.claims()).get(30003)?.claim?.uid, 'uid-lb')
+    assert.deepEqual(events.sort(), [30001, 30002].map((p) => `np PortNotAllocated PortAllocation: Port ${p} is not allocated; repairing`).concat(
+      [30003, 30004].map((p) => `lb PortNotAllocated PortAllocation: Port ${p} is not allocated; repairing`)).sort())
+    await repair.runOnce()
+    assert.deepEqual(await ports(), [30001, 30002, 30003, 30004, 30005, 30006, 30007])
+    await repair.runOnce()
+    assert.deepEqual(await ports(), [30001, 30002, 30003, 30004, 30006])
+    assert.equal(NUM_REPAIRS_BEFORE_LEAK_CLEANUP, 3)
+    await store.close()
+  })
+
+  it('repair: a port two Services hold stays with the one its claim names (PortAlreadyAllocated on the other); one out of range is PortOutOfRange', async () => {
+    const {store, allocator} = open()
+    await allocator.operation(owner('b'), false).allocate(30001)
+    const services = [service('a', {type: 'NodePort', ports: [{port: 80, nodePort: 30001}]}), service('b', {type: 'NodePort', ports: [{port: 80, nodePort: 30001}]}), service('c', {type: 'NodePort', ports: [{port: 80, nodePort: 40000}]})]
+    const events: string[] = []
+    const repair = new NodePortRepair({
+      allocator,
+      services: {list: async () => services, get: async (_ns, name) => services.find((s) => s.metadata.name === name)},
+      events: {warning: async (o, reason, _action, note) => void events.push(`${o.metadata?.name} ${reason}: ${note}`)},
+      logger: createLogger({write: () => {}}),
+      now: () => new Date(),
+      graceMs: 60_000,
+    })
+    await repair.runOnce()
+    assert.deepEqual(events, [
+      'a PortAlreadyAllocated: Port 30001 was assigned to multiple services; please recreate service',
+      'c PortOutOfRange: Port 40000 is not within the port range 30000-30009; please recreate service',
+    ])
+    assert.equal((await allocator.claims()).get(30001)?.claim?.uid, 'uid-b')
     await store.close()
   })
 })

@@ -15,6 +15,8 @@ type Api = (method: string, path: string, body?: unknown, headers?: Record<strin
 
 const svc = (name: string, spec: any = {}) => ({apiVersion: 'v1', kind: 'Service', metadata: {name}, spec: {ports: [{port: 80}], selector: {app: name}, ...spec}})
 const nodePorts = (service: any): number[] => service.spec.ports.map((p: any) => p.nodePort)
+// Ports a test asks for by number come from the static band at the bottom of the range (30000-30085),
+// which random allocation uses last, so that they never collide with the ports handed out at random.
 const inRange = (port: number, low = 30000, high = 32767) => Number.isInteger(port) && port >= low && port <= high
 
 /** Creates the Service and answers it (the create must succeed). */
@@ -57,10 +59,10 @@ describe('Service node ports', () => {
     const lb = await create(api, svc('lb', {type: 'LoadBalancer'}))
     assert.equal(lb.spec.allocateLoadBalancerNodePorts, true)
     assert.ok(inRange(nodePorts(lb)[0]), JSON.stringify(lb.spec.ports))
-    const none = await create(api, svc('lb-none', {type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, ports: [{name: 'a', port: 80}, {name: 'b', port: 81, nodePort: 30181}]}))
+    const none = await create(api, svc('lb-none', {type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, ports: [{name: 'a', port: 80}, {name: 'b', port: 81, nodePort: 30018}]}))
     assert.equal(none.spec.ports[0].nodePort, undefined)
-    assert.equal(none.spec.ports[1].nodePort, 30181)
-    assert.equal(await free(api, 30181), false)
+    assert.equal(none.spec.ports[1].nodePort, 30018)
+    assert.equal(await free(api, 30018), false)
   })
 
   it('ports with the same port number (TCP and UDP) share one node port', async () => {
@@ -95,9 +97,9 @@ describe('Service node ports', () => {
     }
     // a refused create takes nothing: its other, automatic port is given back
     const before = (await api('GET', SVC)).json.items.length
-    const refused = await api('POST', SVC, svc('half', {type: 'NodePort', ports: [{name: 'a', port: 81, nodePort: 30090}, {name: 'b', port: 82, nodePort: 30080}]}))
+    const refused = await api('POST', SVC, svc('half', {type: 'NodePort', ports: [{name: 'a', port: 81, nodePort: 30010}, {name: 'b', port: 82, nodePort: 30080}]}))
     assert.equal(refused.status, 422)
-    assert.equal(await free(api, 30090), true)
+    assert.equal(await free(api, 30010), true)
     assert.equal((await api('GET', SVC)).json.items.length, before)
   })
 
@@ -111,18 +113,18 @@ describe('Service node ports', () => {
   })
 
   it('a dry run allocates nothing', async () => {
-    const dry = await api('POST', `${SVC}?dryRun=All`, svc('dry', {type: 'NodePort', ports: [{port: 80, nodePort: 30555}]}))
+    const dry = await api('POST', `${SVC}?dryRun=All`, svc('dry', {type: 'NodePort', ports: [{port: 80, nodePort: 30055}]}))
     assert.equal(dry.status, 201, dry.text)
-    assert.equal(await free(api, 30555), true)
+    assert.equal(await free(api, 30055), true)
     const taken = await api('POST', `${SVC}?dryRun=All`, svc('dry', {type: 'NodePort', ports: [{port: 80, nodePort: 30080}]}))
     assert.equal(taken.status, 422)
   })
 
   it('deleting a Service releases its node ports', async () => {
-    await create(api, svc('gone', {type: 'NodePort', ports: [{port: 80, nodePort: 30600}]}))
-    assert.equal(await free(api, 30600), false)
+    await create(api, svc('gone', {type: 'NodePort', ports: [{port: 80, nodePort: 30060}]}))
+    assert.equal(await free(api, 30060), false)
     assert.equal((await api('DELETE', `${SVC}/gone`)).status, 200)
-    assert.equal(await free(api, 30600), true)
+    assert.equal(await free(api, 30060), true)
   })
 
   it('an update that leaves nodePort out keeps the allocated one (PUT, apply); a port added gets one, a port removed is released', async () => {
@@ -142,17 +144,17 @@ describe('Service node ports', () => {
   })
 
   it('changing a node port takes the new one and releases the old one; a taken one is refused and nothing changes', async () => {
-    await create(api, svc('move', {type: 'NodePort', ports: [{port: 80, nodePort: 30700}]}))
-    const moved = await api('PATCH', `${SVC}/move`, {spec: {ports: [{port: 80, nodePort: 30701}]}}, {'Content-Type': 'application/strategic-merge-patch+json'})
+    await create(api, svc('move', {type: 'NodePort', ports: [{port: 80, nodePort: 30070}]}))
+    const moved = await api('PATCH', `${SVC}/move`, {spec: {ports: [{port: 80, nodePort: 30071}]}}, {'Content-Type': 'application/strategic-merge-patch+json'})
     assert.equal(moved.status, 200, moved.text)
-    assert.deepEqual(nodePorts(moved.json), [30701])
-    assert.equal(await free(api, 30700), true)
-    assert.equal(await free(api, 30701), false)
+    assert.deepEqual(nodePorts(moved.json), [30071])
+    assert.equal(await free(api, 30070), true)
+    assert.equal(await free(api, 30071), false)
     const refused = await api('PATCH', `${SVC}/move`, {spec: {ports: [{port: 80, nodePort: 30080}]}}, {'Content-Type': 'application/strategic-merge-patch+json'})
     assert.equal(refused.status, 422)
     assert.match(refused.json.message, /spec\.ports\[0\]\.nodePort: Invalid value: 30080: provided port is already allocated/)
-    assert.deepEqual(nodePorts((await api('GET', `${SVC}/move`)).json), [30701])
-    assert.equal(await free(api, 30701), false)
+    assert.deepEqual(nodePorts((await api('GET', `${SVC}/move`)).json), [30071])
+    assert.equal(await free(api, 30071), false)
   })
 
   it('ClusterIP to NodePort allocates node ports on the update', async () => {
@@ -173,9 +175,9 @@ describe('Service node ports', () => {
     assert.equal(cluster.status, 200, cluster.text)
     assert.equal(cluster.json.spec.healthCheckNodePort, undefined)
     assert.equal(await free(api, health), true)
-    const requested = await create(api, svc('local-2', {type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 30800}))
-    assert.equal(requested.spec.healthCheckNodePort, 30800)
-    const immutable = await api('PATCH', `${SVC}/local-2`, {spec: {healthCheckNodePort: 30801}}, MERGE)
+    const requested = await create(api, svc('local-2', {type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 30081}))
+    assert.equal(requested.spec.healthCheckNodePort, 30081)
+    const immutable = await api('PATCH', `${SVC}/local-2`, {spec: {healthCheckNodePort: 30082}}, MERGE)
     assert.equal(immutable.status, 422)
     assert.match(immutable.json.message, /spec\.healthCheckNodePort: Forbidden: field is immutable/)
   })
@@ -222,7 +224,7 @@ describe('dropTypeDependentFields: a type change clears what the new type does n
   })
 
   it('NodePort to ClusterIP drops the node ports and externalTrafficPolicy Cluster, and releases the ports', async () => {
-    const created = await create(api, svc('np', {type: 'NodePort', ports: [{name: 'a', port: 80}, {name: 'b', port: 81, nodePort: 30281}]}))
+    const created = await create(api, svc('np', {type: 'NodePort', ports: [{name: 'a', port: 80}, {name: 'b', port: 81, nodePort: 30028}]}))
     const [a] = nodePorts(created)
     const patched = await api('PATCH', `${SVC}/np`, {spec: {type: 'ClusterIP'}}, MERGE)
     assert.equal(patched.status, 200, patched.text)
@@ -230,16 +232,16 @@ describe('dropTypeDependentFields: a type change clears what the new type does n
     assert.equal(patched.json.spec.externalTrafficPolicy, undefined)
     assert.equal(patched.json.spec.clusterIP, created.spec.clusterIP)
     assert.equal(await free(api, a), true)
-    assert.equal(await free(api, 30281), true)
+    assert.equal(await free(api, 30028), true)
   })
 
   it('NodePort to ClusterIP with a node port set in the update: "may not be used when `type` is \'ClusterIP\'", nothing released', async () => {
-    await create(api, svc('np2', {type: 'NodePort', ports: [{port: 80, nodePort: 30282}]}))
-    const refused = await api('PATCH', `${SVC}/np2`, {spec: {type: 'ClusterIP', ports: [{port: 80, nodePort: 30283}]}}, MERGE)
+    await create(api, svc('np2', {type: 'NodePort', ports: [{port: 80, nodePort: 30029}]}))
+    const refused = await api('PATCH', `${SVC}/np2`, {spec: {type: 'ClusterIP', ports: [{port: 80, nodePort: 30030}]}}, MERGE)
     assert.equal(refused.status, 422, refused.text)
     assert.equal(refused.json.message, 'Service "np2" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is \'ClusterIP\'')
-    assert.equal(await free(api, 30282), false)
-    assert.equal(await free(api, 30283), true)
+    assert.equal(await free(api, 30029), false)
+    assert.equal(await free(api, 30030), true)
   })
 
   it('NodePort to ClusterIP with externalTrafficPolicy changed in the update: "may only be set for externally-accessible services"', async () => {
@@ -254,7 +256,7 @@ describe('dropTypeDependentFields: a type change clears what the new type does n
     assert.equal(patched.status, 200, patched.text)
     assert.equal(patched.json.spec.ports[0].nodePort, undefined)
     assert.equal(patched.json.spec.clusterIP, undefined)
-    assert.equal(await free(api, 30282), true)
+    assert.equal(await free(api, 30029), true)
     assert.equal((await api('GET', `${NET}/ipaddresses/${live.spec.clusterIP}`)).status, 404)
   })
 
