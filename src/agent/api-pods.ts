@@ -165,9 +165,11 @@ export class ApiPods {
           )
           if (this.pendingStatus.get(uid) === pod) this.pendingStatus.delete(uid)
         } catch (error) {
-          if (isApiStatusError(error) && [404, 409, 422].includes(error.status.code)) {
-            // the pod is gone or is another pod by now (same name, new uid): nothing to write
+          // the pod is gone or is another pod by now (same name, new uid): nothing to write (the
+          // Node authorizer answers 403 for a pod it no longer finds bound to this node: look)
+          if ((isApiStatusError(error) && [404, 409, 422].includes(error.status.code)) || (await this.isGone(error, target))) {
             if (this.pendingStatus.get(uid) === pod) this.pendingStatus.delete(uid)
+            this.options.logger.v(2, 'pod gone: its status is dropped', {pod: objectKey(pod)})
             continue
           }
           this.options.logger.warn('could not write pod status; retrying', {pod: objectKey(pod), error: (error as Error).message})
@@ -186,9 +188,29 @@ export class ApiPods {
       return
     }
     if (!pod.metadata?.deletionTimestamp) return
-    await ignoreNotFound(
-      this.options.client().delete({...PODS, namespace: pod.metadata!.namespace, name: pod.metadata!.name}, {gracePeriodSeconds: 0, preconditions: {uid: pod.metadata!.uid}}),
-    )
+    try {
+      await ignoreNotFound(
+        this.options.client().delete({...PODS, namespace: pod.metadata!.namespace, name: pod.metadata!.name}, {gracePeriodSeconds: 0, preconditions: {uid: pod.metadata!.uid}}),
+      )
+    } catch (error) {
+      // already deleted (a forced deletion, a finished pod deleted at once): nothing left to do
+      if (await this.isGone(error, pod)) return
+      throw error
+    }
+  }
+
+  /**
+   * After a refused write (403: the Node authorizer finds no pod of that name bound to this node), the
+   * kubelet's status manager's check: a GET, and the pod is gone when it is not found or has another uid.
+   */
+  private async isGone(error: unknown, pod: AnyObject): Promise<boolean> {
+    if (!isApiStatusError(error) || error.status.code !== 403) return false
+    try {
+      const current = await this.options.client().get<AnyObject>({...PODS, namespace: pod.metadata!.namespace, name: pod.metadata!.name})
+      return current.metadata?.uid !== pod.metadata!.uid || current.spec?.nodeName !== this.options.nodeName
+    } catch (lookup) {
+      return isApiStatusError(lookup) && lookup.status.code === 404
+    }
   }
 }
 

@@ -7,6 +7,7 @@ import {writeFileSync} from 'node:fs'
 import {request} from 'node:https'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
+import {CriClient} from '../../src/agent/cri/client.js'
 import {BOOTSTRAP_TOKEN, startAgent, type RunningAgent} from '../support/agent.js'
 import {containerdMissing, startContainerd, type RunningContainerd} from '../support/containerd.js'
 import {call, openWatch, type HttpResult} from '../support/http.js'
@@ -92,6 +93,22 @@ describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000},
     const pod = await waitForPod('web', (p) => p?.status?.phase === 'Running' && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'))
     assert.match(pod.status.containerStatuses[0].containerID, /^containerd:\/\//)
     assert.ok(pod.status.containerStatuses[0].state.running)
+  })
+
+  it('the app container has its own PID namespace: its command is PID 1, the sandbox process is not seen', async () => {
+    const cri = new CriClient({endpoint: containerd.endpoint, timeoutMs: 30_000})
+    try {
+      const [app] = await cri.listContainers({labelSelector: {'io.orch.pod.name': 'web', 'io.orch.container.name': 'app'}, state: {state: 'CONTAINER_RUNNING'}})
+      assert.ok(app, 'the app container runs')
+      const pid1 = await cri.execSync(app.id, ['sh', '-c', '/bin/busybox tr "\\0" " " < /proc/1/cmdline; echo; set -- /proc/[0-9]*; echo $#'], 10)
+      assert.equal(pid1.exitCode, 0, Buffer.from(pid1.stderr).toString())
+      const [cmdline, count] = Buffer.from(pid1.stdout).toString().trim().split('\n')
+      assert.equal(cmdline.trim(), 'sleep 3600', 'PID 1 is the container command')
+      // PID 1 and this shell; the sandbox's process would be a third
+      assert.equal(count, '2', 'only the container processes are seen')
+    } finally {
+      cri.close()
+    }
   })
 
   it('a checkpoint on containerd (CheckpointContainer UNIMPLEMENTED) is a 500 with the runtime message; unknown container 404; no credentials 401', async () => {

@@ -5,7 +5,8 @@ import {mkdirSync} from 'node:fs'
 import {isAbsolute, join, normalize, relative} from 'node:path'
 import type {AnyObject} from '../../api/types.js'
 import {quantityValue} from '../../api/core/pod.js'
-import type {ContainerConfig, DeepPartial, LinuxContainerResources, Mount, PodSandboxConfig, SecurityProfile} from '../cri/types.js'
+import type {ContainerConfig, DeepPartial, LinuxContainerResources, Mount, NamespaceModeName, PodSandboxConfig, SecurityProfile} from '../cri/types.js'
+import {ensureEmptyDir, podLogDirectory} from './pod-dirs.js'
 import {isCriticalPod, podQOS, quantityOrZero} from './qos.js'
 
 export const LABEL_POD_NAME = 'io.orch.pod.name'
@@ -42,8 +43,15 @@ export class ContainerConfigError extends Error {
   }
 }
 
-export function podLogDirectory(rootDir: string, pod: AnyObject): string {
-  return join(rootDir, 'pods', `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid}`)
+/**
+ * The kubelet's namespacesForPod, for the sandbox and for every container: network and IPC are the
+ * pod's (POD) or the host's (hostNetwork, hostIPC: NODE); PID is the container's own (CONTAINER, the
+ * app is PID 1), the pod's with shareProcessNamespace (POD) or the host's with hostPID (NODE).
+ */
+export function namespacesForPod(pod: AnyObject): {network: NamespaceModeName; pid: NamespaceModeName; ipc: NamespaceModeName} {
+  const spec = pod.spec ?? {}
+  const pid: NamespaceModeName = spec.hostPID === true ? 'NODE' : spec.shareProcessNamespace === true ? 'POD' : 'CONTAINER'
+  return {network: spec.hostNetwork === true ? 'NODE' : 'POD', pid, ipc: spec.hostIPC === true ? 'NODE' : 'POD'}
 }
 
 export function sandboxConfig(pod: AnyObject, attempt: number, context: ConfigContext): DeepPartial<PodSandboxConfig> {
@@ -62,7 +70,7 @@ export function sandboxConfig(pod: AnyObject, attempt: number, context: ConfigCo
     linux: {
       cgroupParent: '',
       securityContext: {
-        namespaceOptions: {network: hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD'},
+        namespaceOptions: namespacesForPod(pod),
         privileged: (spec.containers ?? []).some((c: AnyObject) => c.securityContext?.privileged === true),
       },
     },
@@ -195,8 +203,7 @@ function mountsFor(pod: AnyObject, container: AnyObject, context: ConfigContext)
     let hostPath: string
     if (volume.hostPath) hostPath = volume.hostPath.path
     else if (volume.emptyDir) {
-      hostPath = join(context.rootDir, 'pods', pod.metadata!.uid, 'volumes', 'empty-dir', volume.name)
-      mkdirSync(hostPath, {recursive: true})
+      hostPath = ensureEmptyDir(context.rootDir, pod.metadata!.uid, volume.name)
     } else throw new ContainerConfigError('CreateContainerConfigError', `volume ${JSON.stringify(volume.name)}: only hostPath and emptyDir volumes are supported`)
     if (mount.subPath) hostPath = join(hostPath, mount.subPath)
     return {containerPath: mount.mountPath, hostPath, readonly: mount.readOnly === true}
@@ -224,6 +231,7 @@ export function containerConfig(pod: AnyObject, container: AnyObject, kind: 'ini
       resources: resourcesFor(pod, container, context),
       securityContext: {
         privileged: security.privileged === true,
+        namespaceOptions: namespacesForPod(pod),
         seccomp: seccompFor(pod, container, context),
         ...(runAsUser !== undefined ? {runAsUser: {value: runAsUser}} : {}),
         ...(runAsGroup !== undefined ? {runAsGroup: {value: runAsGroup}} : {}),

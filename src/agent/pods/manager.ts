@@ -1,6 +1,7 @@
 // The agent's pod lifecycle, as the kubelet's pod workers, PLEG and status manager do it, small:
 //  - sources (the API, static manifests) give the desired pods; each pod has one worker at a time
-//    that syncs it (sandbox, init containers in order, app containers, restarts with back-off) or
+//    that syncs it (sandbox — a failed start is removed and retried with back-off —, init containers in
+//    order, app containers, restarts with back-off) or
 //    terminates it (containers stopped within the grace period, then the sandbox);
 //  - a pod lifecycle event generator relists the runtime every relistPeriodMs and wakes the worker
 //    of each pod whose containers changed;
@@ -24,7 +25,10 @@ import {
   sandboxConfig,
   type ConfigContext,
 } from './cri-config.js'
+import {criMessage, ensureImage, type Backoff, type ImageDependencies} from './image-ensure.js'
 import {ImagePuller} from './image-puller.js'
+import {removePodDirectories} from './pod-dirs.js'
+import {removeOrphanedPods, startSandbox} from './runtime-pods.js'
 import {PodResourceState, PullRecords} from './state-files.js'
 import {computePodStatus, rfc3339, type ContainerInstance, type PodView, type Waiting} from './status.js'
 
@@ -53,11 +57,6 @@ export interface PodManagerOptions {
   sourcesReady?: () => boolean
   logger: Logger
   now?: () => Date
-}
-
-interface Backoff {
-  delay: number
-  until: number
 }
 
 interface PodEntry {
@@ -99,6 +98,7 @@ export class PodManager {
   /** every pod's image pulls go through this one (serial or parallel, per serializeImagePulls) */
   readonly imagePuller: ImagePuller
   private readonly pullRecords: PullRecords | undefined
+  private readonly imageDependencies: ImageDependencies
   private readonly allocated: PodResourceState | undefined
   private readonly actuated: PodResourceState | undefined
 
@@ -127,6 +127,15 @@ export class PodManager {
     this.backoffInitial = options.backoff?.initialMs ?? 10_000
     this.backoffMax = options.backoff?.maxMs ?? 300_000
     this.now = options.now ?? (() => new Date())
+    this.imageDependencies = {
+      cri: options.cri,
+      puller: this.imagePuller,
+      records: this.pullRecords,
+      persist: (what, write) => this.persist(what, write),
+      now: this.now,
+      backoffInitialMs: this.backoffInitial,
+      backoffMaxMs: this.backoffMax,
+    }
   }
 
   // ------------------------------------------------------------------------------------ PodSource
@@ -253,6 +262,8 @@ export class PodManager {
         if (entry.removed && entry.terminated) {
           this.entries.delete(uid)
           this.forgetPodState(uid)
+          // its containers are removed with its sandboxes: its volumes and logs go too
+          this.persist('pod directories', () => removePodDirectories(this.options.rootDir, entry.pod))
           if (entry.timer) clearTimeout(entry.timer)
           return
         }
@@ -293,6 +304,7 @@ export class PodManager {
     else {
       // a finished pod keeps its containers (their exit codes) but not its sandbox
       for (const sandbox of sandboxes) if (sandbox.state === 'SANDBOX_READY') await this.options.cri.stopPodSandbox(sandbox.id)
+      view.sandboxReady = false
     }
     await this.updateStatus(uid, entry)
   }
@@ -334,15 +346,16 @@ export class PodManager {
         previous.set(name, {container: before, status: await this.statusOf(before)})
       }
     }
-    let podIP: string | undefined
-    if (ready) {
+    // a host-network pod's IPs are the node's (the kubelet's generateAPIPodStatus), also for status.podIP in env
+    let podIP: string | undefined = entry.pod.spec?.hostNetwork === true ? this.context.hostIP || undefined : undefined
+    if (ready && !podIP) {
       try {
         podIP = (await this.options.cri.podSandboxStatus(ready.id)).status?.network?.ip || undefined
       } catch {
         podIP = undefined
       }
     }
-    const view: PodView = {latest, previous, podIP, waiting: entry.waiting, initialized: entry.initialized, failed: entry.failed, terminated: entry.terminated, runtimeName: this.runtimeName}
+    const view: PodView = {latest, previous, podIP, sandboxReady: ready !== undefined, waiting: entry.waiting, initialized: entry.initialized, failed: entry.failed, terminated: entry.terminated, runtimeName: this.runtimeName}
     entry.view = view
     return view
   }
@@ -372,17 +385,13 @@ export class PodManager {
       for (const instance of view.latest.values()) {
         if ((instance.status?.state ?? instance.container.state) === 'CONTAINER_RUNNING') await cri.stopContainer(instance.container.id, 0)
       }
-      try {
-        const id = await cri.runPodSandbox(podSandboxConfig)
-        sandbox = (await cri.listPodSandbox({id})).find((s) => s.id === id)
-        if (!sandbox) throw new Error(`sandbox ${id} vanished`)
-        this.options.logger.info('started pod sandbox', {pod: objectKey(entry.pod), sandbox: id.slice(0, 12)})
-        entry.initialized = false
-      } catch (error) {
-        for (const spec of allContainers(entry.pod)) entry.waiting.set(spec.name, {reason: 'ContainerCreating', message: `failed to create the pod sandbox: ${(error as Error).message}`})
-        this.wakeLater(uid, entry, this.backoffInitial)
+      const started = await startSandbox({cri, logger: this.options.logger, backoffPeriodMs: this.backoffInitial}, uid, entry, podSandboxConfig)
+      if ('retryInMs' in started) {
+        this.wakeLater(uid, entry, started.retryInMs)
         return
       }
+      entry.initialized = false
+      sandbox = started
       await this.viewOf(entry, [sandbox], (await this.runtimeOf(uid)).containers)
     }
     const current = entry.view!
@@ -450,58 +459,13 @@ export class PodManager {
     await this.createAndStart(uid, entry, spec, kind, (instance.container.metadata?.attempt ?? 0) + 1, sandboxId, podSandboxConfig)
   }
 
-  private async ensureImage(uid: string, entry: PodEntry, spec: AnyObject): Promise<boolean> {
-    const cri = this.options.cri
-    const image = String(spec.image ?? '')
-    const policy = spec.imagePullPolicy ?? (image.endsWith(':latest') || !/[:@][^/]*$/.test(image) ? 'Always' : 'IfNotPresent')
-    let present = false
-    try {
-      present = (await cri.imageStatus(image)).image !== null
-    } catch {
-      present = false
-    }
-    if (present && policy !== 'Always') return true
-    if (!present && policy === 'Never') {
-      entry.waiting.set(spec.name, {reason: 'ErrImageNeverPull', message: `Container image "${image}" is not present with pull policy of Never`})
-      return false
-    }
-    const key = `pull/${spec.name}`
-    const backoff = entry.backoff.get(key)
-    const now = Date.now()
-    if (backoff && now < backoff.until) {
-      if (present) return true
-      entry.waiting.set(spec.name, {reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"`})
-      this.wakeLater(uid, entry, backoff.until - now)
-      return false
-    }
-    try {
-      await this.imagePuller.pull(async () => {
-        const records = this.pullRecords
-        if (records) this.persist('image pull intent', () => records.recordPullIntent(image))
-        let imageRef: string
-        try {
-          imageRef = await cri.pullImage(image)
-        } catch (error) {
-          if (records) this.persist('image pull intent', () => records.recordImagePullFailed(image))
-          throw error
-        }
-        if (records) this.persist('image pulled record', () => records.recordImagePulled(image, imageRef, this.now()))
-      })
-      entry.backoff.delete(key)
-      return true
-    } catch (error) {
-      if (present) return true
-      const delay = backoff ? Math.min(backoff.delay * 2, this.backoffMax) : this.backoffInitial
-      entry.backoff.set(key, {delay, until: now + delay})
-      entry.waiting.set(spec.name, {reason: 'ErrImagePull', message: `failed to pull image "${image}": ${criMessage(error)}`})
-      this.wakeLater(uid, entry, delay)
-      return false
-    }
-  }
-
   private async createAndStart(uid: string, entry: PodEntry, spec: AnyObject, kind: 'init' | 'app', attempt: number, sandboxId: string, podSandboxConfig: DeepPartial<PodSandboxConfig>): Promise<void> {
     const cri = this.options.cri
-    if (!(await this.ensureImage(uid, entry, spec))) return
+    const image = await ensureImage(this.imageDependencies, entry, spec)
+    if (image !== true) {
+      if (image.retryInMs !== undefined) this.wakeLater(uid, entry, image.retryInMs)
+      return
+    }
     let config
     try {
       config = containerConfig(entry.pod, spec, kind, attempt, {...this.context, podIP: entry.view?.podIP})
@@ -562,6 +526,7 @@ export class PodManager {
       await cri.stopPodSandbox(sandbox.id).catch(() => undefined)
       await cri.removePodSandbox(sandbox.id).catch(() => undefined)
     }
+    entry.view!.sandboxReady = false
     entry.waiting.clear()
     for (const container of containers) this.exitedStatus.delete(container.id)
   }
@@ -641,24 +606,9 @@ export class PodManager {
     if (this.started && (this.options.sourcesReady?.() ?? true)) {
       // the kubelet's RemoveOrphanedPods: state of pods no source has any more
       for (const uid of new Set([...(this.allocated?.uids() ?? []), ...(this.actuated?.uids() ?? [])])) if (!this.entries.has(uid)) this.forgetPodState(uid)
-      for (const sandbox of sandboxes) {
-        const uid = sandbox.labels?.[LABEL_POD_UID]
-        if (!uid || this.entries.has(uid)) continue
-        this.options.logger.info('removing a pod no source has', {pod: `${sandbox.metadata?.namespace}/${sandbox.metadata?.name}`})
-        for (const container of containers.filter((c) => c.podSandboxId === sandbox.id && c.state === 'CONTAINER_RUNNING')) {
-          await this.options.cri.stopContainer(container.id, 0).catch(() => undefined)
-        }
-        await this.options.cri.stopPodSandbox(sandbox.id).catch(() => undefined)
-        await this.options.cri.removePodSandbox(sandbox.id).catch(() => undefined)
-      }
+      await removeOrphanedPods(this.options.cri, this.options.rootDir, sandboxes, containers, (uid) => this.entries.has(uid), this.options.logger)
     }
   }
 }
 
-function allContainers(pod: AnyObject): AnyObject[] {
-  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]
-}
 
-function criMessage(error: unknown): string {
-  return (error as Error).message.replace(/^\d+ [A-Z_]+: /, '')
-}

@@ -21,6 +21,8 @@ export interface PodView {
   latest: Map<string, ContainerInstance>
   previous: Map<string, ContainerInstance>
   podIP?: string
+  /** the pod has a ready sandbox (the kubelet's PodReadyToStartContainers) */
+  sandboxReady?: boolean
   /** waiting reasons the agent set (image pulls, create errors, back-off) */
   waiting: Map<string, Waiting>
   initialized: boolean
@@ -113,7 +115,7 @@ function phaseOf(pod: AnyObject, statuses: AnyObject[], view: PodView): string {
   return 'Pending'
 }
 
-function condition(previous: AnyObject[] | undefined, type: string, status: boolean, now: string, reason?: string): AnyObject {
+function condition(previous: AnyObject[] | undefined, type: string, status: boolean, now: string, reason?: string, message?: string): AnyObject {
   const value = status ? 'True' : 'False'
   const before = previous?.find((c) => c.type === type)
   return {
@@ -122,8 +124,12 @@ function condition(previous: AnyObject[] | undefined, type: string, status: bool
     lastProbeTime: null,
     lastTransitionTime: before && before.status === value ? before.lastTransitionTime : now,
     ...(reason && !status ? {reason} : {}),
+    ...(message && !status ? {message} : {}),
   }
 }
+
+/** Go's %s of a []string, as the kubelet's condition messages print the container names: [a b] */
+const goList = (names: string[]): string => `[${names.join(' ')}]`
 
 export function computePodStatus(pod: AnyObject, view: PodView, previous: AnyObject | undefined, startTime: string, hostIP: string, now: Date): AnyObject {
   const nowText = formatTime(now)
@@ -133,11 +139,16 @@ export function computePodStatus(pod: AnyObject, view: PodView, previous: AnyObj
   const phase = phaseOf(pod, statuses, view)
   const allReady = statuses.length > 0 && statuses.every((s: AnyObject) => s.ready)
   const finished = phase === 'Succeeded' || phase === 'Failed'
+  // the kubelet's Generate*Condition: Initialized is True without init containers; not ready names the containers
+  const incomplete = initStatuses.filter((s) => !(s.state.terminated && s.state.terminated.exitCode === 0)).map((s) => s.name as string)
+  const initialized = initContainers.length === 0 || view.initialized || incomplete.length === 0
+  const unready = statuses.filter((s: AnyObject) => !s.ready).map((s: AnyObject) => s.name as string)
+  const readyMessage = finished || unready.length === 0 ? undefined : `containers with unready status: ${goList(unready)}`
   const conditions = [
-    condition(previous?.conditions, 'PodReadyToStartContainers', Boolean(view.podIP) || view.latest.size > 0, nowText),
-    condition(previous?.conditions, 'Initialized', view.initialized, nowText, 'ContainersNotInitialized'),
-    condition(previous?.conditions, 'Ready', allReady && !finished, nowText, finished ? 'PodCompleted' : 'ContainersNotReady'),
-    condition(previous?.conditions, 'ContainersReady', allReady && !finished, nowText, finished ? 'PodCompleted' : 'ContainersNotReady'),
+    condition(previous?.conditions, 'PodReadyToStartContainers', view.sandboxReady === true && !view.terminated, nowText),
+    condition(previous?.conditions, 'Initialized', initialized, nowText, 'ContainersNotInitialized', `containers with incomplete status: ${goList(incomplete)}`),
+    condition(previous?.conditions, 'Ready', allReady && !finished, nowText, finished ? 'PodCompleted' : 'ContainersNotReady', readyMessage),
+    condition(previous?.conditions, 'ContainersReady', allReady && !finished, nowText, finished ? 'PodCompleted' : 'ContainersNotReady', readyMessage),
     condition(previous?.conditions, 'PodScheduled', true, nowText),
   ]
   const status: AnyObject = {
