@@ -101,8 +101,21 @@ export function connect(options: ConnectOptions): Session {
   } catch (error) {
     fail((error as Error).message)
   }
+  // --as and its companions override the kubeconfig user's as, as-groups and as-uid field by field,
+  // as kubectl merges its flags into the user entry
   const impersonate = impersonationOf(options)
-  if (impersonate) config = {...config, impersonate}
+  if (impersonate) {
+    const fromFile = config.impersonate
+    config = {
+      ...config,
+      impersonate: {
+        ...fromFile,
+        ...impersonate,
+        groups: impersonate.groups ?? fromFile?.groups,
+        uid: impersonate.uid ?? fromFile?.uid,
+      },
+    }
+  }
   let client: RestClient
   try {
     client = new RestClient(config, {

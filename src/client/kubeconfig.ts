@@ -65,6 +65,11 @@ export interface KubeconfigUser {
   'client-key-data'?: string
   token?: string
   tokenFile?: string
+  /** impersonation, as kubectl reads it from a user entry (client-go's AuthInfo.Impersonate*) */
+  as?: string
+  'as-uid'?: string
+  'as-groups'?: string[]
+  'as-user-extra'?: Record<string, string[]>
 }
 
 export interface KubeconfigContext {
@@ -257,7 +262,32 @@ export function configFromKubeconfig(
   } else if (typeof user.tokenFile === 'string' && user.tokenFile !== '') {
     config.token = readReferenced(kubeconfig, 'tokenFile', user.tokenFile).toString('utf8').trim()
   }
+  const impersonate = impersonationOfUser(kubeconfig, context.user ?? '', user)
+  if (impersonate) config.impersonate = impersonate
   return config
+}
+
+/** A user entry's `as`, `as-uid`, `as-groups` and `as-user-extra`; groups, a uid or extra without `as`
+ *  is an error, as client-go's validation has it. */
+function impersonationOfUser(kubeconfig: Kubeconfig, name: string, user: KubeconfigUser): ImpersonationConfig | undefined {
+  const groups = Array.isArray(user['as-groups']) ? user['as-groups'].map(String) : []
+  const uid = typeof user['as-uid'] === 'string' ? user['as-uid'] : ''
+  const extra: Record<string, string[]> = {}
+  if (isRecord(user['as-user-extra'])) {
+    for (const [key, values] of Object.entries(user['as-user-extra'])) extra[key] = Array.isArray(values) ? values.map(String) : [String(values)]
+  }
+  const hasExtra = Object.keys(extra).length > 0
+  if (typeof user.as !== 'string' || user.as === '') {
+    if (groups.length > 0 || uid || hasExtra) {
+      throw new Error(`kubeconfig ${kubeconfig.path}: requesting uid, groups or user-extra for ${name} without impersonating a user`)
+    }
+    return undefined
+  }
+  const impersonate: ImpersonationConfig = {user: user.as}
+  if (uid) impersonate.uid = uid
+  if (groups.length > 0) impersonate.groups = groups
+  if (hasExtra) impersonate.extra = extra
+  return impersonate
 }
 
 /**

@@ -182,6 +182,16 @@ describe('kubeconfig files and credentials', () => {
     assert.equal(config.token, 'file-token')
   })
 
+  it('a user\'s as, as-uid, as-groups and as-user-extra impersonate, as kubectl reads them; groups without as is an error naming the user', () => {
+    const path = write(
+      join(root, 'impersonating.kubeconfig'),
+      kubeconfig('https://main:1', {user: {as: 'jane', 'as-uid': 'u-1', 'as-groups': ['devs', 'ops'], 'as-user-extra': {scopes: ['view']}}}),
+    )
+    assert.deepEqual(resolveClientConfig({kubeconfig: path, env: {}}).impersonate, {user: 'jane', uid: 'u-1', groups: ['devs', 'ops'], extra: {scopes: ['view']}})
+    const groupsOnly = write(join(root, 'groups-only.kubeconfig'), kubeconfig('https://main:1', {user: {'as-groups': ['devs']}}))
+    assert.match(message(() => resolveClientConfig({kubeconfig: groupsOnly, env: {}})), /requesting uid, groups or user-extra for admin without impersonating a user/)
+  })
+
   it('*-data fields are base64 and win over file paths; insecure-skip-tls-verify is carried', () => {
     const b64 = (s: string) => Buffer.from(s).toString('base64')
     const path = write(
