@@ -11,6 +11,8 @@ import {RestClient, type ClientConfig} from '../client/index.js'
 import {defaultGates, type FeatureName} from '../machinery/features.js'
 import type {Logger} from '../machinery/log.js'
 import {CriClient} from './cri/client.js'
+import {AgentEvents} from './events.js'
+import {ApiConfigMaps, ConfigMapRefresher} from './api-configmaps.js'
 import {ApiPods} from './api-pods.js'
 import {ClientCertificateManager, SERVER_PAIR_FILE, readPair, requestCertificate, selfSignedServing, writePrivate} from './certificates.js'
 import {internalIP, swapEnabled} from './host.js'
@@ -119,12 +121,15 @@ export class Agent {
   private certificates: ClientCertificateManager | undefined
   private pods: PodManager | undefined
   private apiPods: ApiPods | undefined
+  private configMapRefresher: ConfigMapRefresher | undefined
   private staticPods: StaticPodSource | undefined
   private nodeStatus: NodeStatusManager | undefined
   private lease: LeaseRenewer | undefined
   private server: AgentServer | undefined
   private podInfo: PodInfoServer | undefined
   private notifier: Notifier | undefined
+  /** the kubelet's Events (only logged without an API) */
+  private events: AgentEvents | undefined
   private readonly abort = new AbortController()
   /** the port the HTTPS server listens on (resolved when port 0 was asked) */
   port = 0
@@ -165,6 +170,8 @@ export class Agent {
       mkdirSync(s.certDir, {recursive: true, mode: 0o700})
       await this.startRuntime()
       await this.connect()
+      this.events = new AgentEvents({client: () => this.client, nodeName: s.nodeName, logger: this.logger.child({component: 'events'})})
+      this.events.starting()
       if (s.enableServer) await this.startServer()
       else this.port = s.port
       if (this.client && s.registerNode) await this.startNode()
@@ -236,7 +243,10 @@ export class Agent {
       seccompDefault: s.seccompDefault,
       clusterDNS: s.clusterDNS,
       clusterDomain: s.clusterDomain,
+      // standalone: no ConfigMaps (a pod that references one waits with CreateContainerConfigError)
+      configMaps: this.client ? new ApiConfigMaps(() => this.client!) : undefined,
       logger: this.logger.child({component: 'pods'}),
+      events: this.events,
       // runtime pods no source has are removed only once every source delivered its pods
       sourcesReady: () => this.sourcesReady(),
       statusSink: (pod: AnyObject) => this.apiPods?.writeStatus(pod),
@@ -267,6 +277,15 @@ export class Agent {
         logger: this.logger.child({component: 'api-pods'}),
       })
       this.apiPods.start()
+      const pods = this.pods
+      this.configMapRefresher = new ConfigMapRefresher({
+        rootDir: s.rootDir,
+        source: new ApiConfigMaps(() => this.client!),
+        pods: () => pods.pods(),
+        periodMs: s.syncFrequencyMs,
+        logger: this.logger.child({component: 'configmaps'}),
+      })
+      this.configMapRefresher.start()
     }
     if (s.staticPodPath) {
       this.staticPods = new StaticPodSource({
@@ -300,6 +319,7 @@ export class Agent {
       reportIntervalMs: s.nodeStatusReportFrequencyMs,
       logger: this.logger.child({component: 'node-status'}),
       runtime: () => this.runtimeReport(),
+      events: this.events,
     })
     await this.nodeStatus.start()
     this.lease = new LeaseRenewer({
@@ -397,10 +417,14 @@ export class Agent {
     this.lease?.stop()
     await this.nodeStatus?.stop()
     this.staticPods?.stop()
+    this.configMapRefresher?.stop()
     await this.apiPods?.stop()
     await this.podInfo?.close()
     await this.server?.stop()
     await this.pods?.stop()
+    // what the pods' stop recorded (Killing) still goes out, for a moment
+    await this.events?.flush(2000)
+    await this.events?.shutdown()
     this.certificates?.stop()
     this.cri?.close()
     await this.processRuntime?.close()

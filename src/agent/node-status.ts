@@ -3,11 +3,14 @@
 // handlers, and the conditions Ready/MemoryPressure/DiskPressure/PIDPressure from real readings.
 // The status is computed every nodeStatusUpdateFrequency and written when it changed, or when
 // nodeStatusReportFrequency (default 5 min) passed since the last write. Ready is False, not an
-// exit, while the container runtime does not answer or reports RuntimeReady false.
+// exit, while the container runtime does not answer or reports RuntimeReady false. Once written, a
+// condition that is new or changed status is an Event, as the kubelet's setters record them
+// (NodeHasSufficientMemory, NodeReady, ...).
 import type {AnyObject} from '../api/types.js'
 import {isApiStatusError, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 import {formatTime} from '../machinery/managed-fields.js'
+import type {AgentEvents} from './events.js'
 import {hostCapacity, hostIdentity, hostPressure, internalIP} from './host.js'
 
 export const NODES = {group: '', version: 'v1', resource: 'nodes'}
@@ -35,6 +38,7 @@ export interface NodeStatusOptions {
   reportIntervalMs: number
   logger: Logger
   runtime: () => Promise<RuntimeReport>
+  events?: AgentEvents
 }
 
 /** Status without heartbeat times: what "changed" compares. */
@@ -155,7 +159,9 @@ export class NodeStatusManager {
     const status = await this.computeStatus()
     const due = Date.now() - this.lastWriteAt >= this.options.reportIntervalMs
     if (!due && this.lastWritten && comparable(status) === comparable(this.lastWritten)) return
+    const previous: AnyObject[] | undefined = this.lastWritten?.conditions ?? this.node?.status?.conditions
     this.node = await this.options.client().patch({...NODES, name: this.options.nodeName, subresource: 'status'}, 'merge', {status})
+    this.options.events?.nodeConditions(previous, status.conditions)
     this.lastWritten = status
     this.lastWriteAt = Date.now()
   }

@@ -46,9 +46,16 @@ async function eventsAbout(client: RestClient, info: ResourceInfo, object: AnyOb
   const meta = object.metadata ?? {}
   const selector = [`involvedObject.name=${meta.name}`, `involvedObject.kind=${info.kind}`, `involvedObject.uid=${meta.uid}`]
   if (meta.namespace) selector.push(`involvedObject.namespace=${meta.namespace}`)
-  const list = await client.listAll({group: '', version: 'v1', resource: 'events', namespace: meta.namespace || undefined}, {fieldSelector: selector.join(',')})
+  const events = {group: '', version: 'v1', resource: 'events', namespace: meta.namespace || undefined}
+  const list = await client.listAll(events, {fieldSelector: selector.join(',')})
+  const items = [...list.items]
+  // as kubectl: the agent (the kubelet) refers to its Node with uid = the node's name, controllers with its uid
+  if (info.kind === 'Node' && meta.uid !== meta.name) {
+    const byName = selector.map((term) => (term.startsWith('involvedObject.uid=') ? `involvedObject.uid=${meta.name}` : term))
+    items.push(...(await client.listAll(events, {fieldSelector: byName.join(',')})).items)
+  }
   const when = (e: AnyObject) => Date.parse(e.lastTimestamp ?? e.eventTime ?? '') || 0
-  return [...list.items].sort((a, b) => when(a) - when(b))
+  return items.sort((a, b) => when(a) - when(b))
 }
 
 export function describeObject(info: Pick<ResourceInfo, 'kind'>, object: AnyObject, events: AnyObject[], now: Date): string {

@@ -45,11 +45,11 @@ describe('swap behaviour on nodes', () => {
   })
 
   // the CRI resources of the first container of a pod (the kubelet's swap rules are per container)
-  const resourcesOf = (p: any, ctx: ConfigContext, index = 0): any => containerConfig(p, p.spec.containers[index], 'app', 0, ctx).linux!.resources!
+  const resourcesOf = async (p: any, ctx: ConfigContext, index = 0): Promise<any> => (await containerConfig(p, p.spec.containers[index], 'app', 0, ctx)).linux!.resources!
   const container = (name: string, requests?: object, limits?: object): object => ({name, image: 'i', resources: {...(requests ? {requests} : {}), ...(limits ? {limits} : {})}})
   const burstable = (): any => pod([container('c', {memory: '1Gi'}, {memory: '2Gi'})])
 
-  it('`NoSwap` (default): workloads running as pods cannot use swap — memory.swap.max 0 for every container, whatever its limits (cgroup v2)', () => {
+  it('`NoSwap` (default): workloads running as pods cannot use swap — memory.swap.max 0 for every container, whatever its limits (cgroup v2)', async () => {
     const cases = {
       'no resources at all (BestEffort)': pod([container('c')]),
       'a memory request but no limit': pod([container('c', {memory: '1Gi'})]),
@@ -58,38 +58,38 @@ describe('swap behaviour on nodes', () => {
       'request = limit (Guaranteed)': pod([container('c', {memory: '1Gi', cpu: '1'}, {memory: '1Gi', cpu: '1'})]),
     }
     for (const [what, p] of Object.entries(cases)) {
-      const resources = resourcesOf(p, context('NoSwap'))
+      const resources = await resourcesOf(p, context('NoSwap'))
       assert.deepEqual(resources.unified, {'memory.swap.max': '0'}, what)
       assert.equal(resources.memorySwapLimitInBytes, undefined, what)
     }
-    assert.equal(resourcesOf(burstable(), context('NoSwap')).memoryLimitInBytes, 2 * GiB)
+    assert.equal((await resourcesOf(burstable(), context('NoSwap'))).memoryLimitInBytes, 2 * GiB)
   })
 
-  it('`NoSwap` (default): workloads running as pods cannot use swap — on cgroup v1 the memory+swap limit is the memory limit, as the kubelet sets it', () => {
+  it('`NoSwap` (default): workloads running as pods cannot use swap — on cgroup v1 the memory+swap limit is the memory limit, as the kubelet sets it', async () => {
     const v1 = context('NoSwap', {cgroupV2: false})
-    const limited = resourcesOf(burstable(), v1)
+    const limited = await resourcesOf(burstable(), v1)
     assert.equal(limited.memorySwapLimitInBytes, 2 * GiB)
     assert.equal(limited.unified, undefined, 'no cgroup v2 files on a v1 host')
     // without a memory limit there is nothing v1 can cap (the kubelet writes 0, which the runtime ignores)
-    assert.equal(resourcesOf(pod([container('c')]), v1).memorySwapLimitInBytes, 0)
+    assert.equal((await resourcesOf(pod([container('c')]), v1)).memorySwapLimitInBytes, 0)
     // LimitedSwap needs cgroup v2: on v1 every container is NoSwap
-    assert.equal(resourcesOf(burstable(), context('LimitedSwap', {cgroupV2: false})).memorySwapLimitInBytes, 2 * GiB)
+    assert.equal((await resourcesOf(burstable(), context('LimitedSwap', {cgroupV2: false}))).memorySwapLimitInBytes, 2 * GiB)
     // no swap controller: the kubelet leaves swap alone
-    const none = resourcesOf(burstable(), context('NoSwap', {swapControllerAvailable: false}))
+    const none = await resourcesOf(burstable(), context('NoSwap', {swapControllerAvailable: false}))
     assert.equal(none.memorySwapLimitInBytes, undefined)
     assert.equal(none.unified, undefined)
   })
 
-  it('`LimitedSwap`: workloads may use swap; the amount per pod is determined automatically — Burstable containers get request / node memory × node swap', () => {
+  it('`LimitedSwap`: workloads may use swap; the amount per pod is determined automatically — Burstable containers get request / node memory × node swap', async () => {
     // 1Gi of 8Gi node memory, 2Gi node swap: 256Mi of swap
-    assert.deepEqual(resourcesOf(burstable(), context('LimitedSwap')).unified, {'memory.swap.max': String(GiB / 4)})
-    assert.equal(resourcesOf(burstable(), context('LimitedSwap')).memorySwapLimitInBytes, undefined)
+    assert.deepEqual((await resourcesOf(burstable(), context('LimitedSwap'))).unified, {'memory.swap.max': String(GiB / 4)})
+    assert.equal((await resourcesOf(burstable(), context('LimitedSwap'))).memorySwapLimitInBytes, undefined)
     // a Burstable pod whose second container has no memory limit: its request alone decides
     const mixed = pod([container('a', {cpu: '1'}, {cpu: '1'}), container('b', {memory: '512Mi'})])
-    assert.deepEqual(resourcesOf(mixed, context('LimitedSwap'), 1).unified, {'memory.swap.max': String(GiB / 8)})
+    assert.deepEqual((await resourcesOf(mixed, context('LimitedSwap'), 1)).unified, {'memory.swap.max': String(GiB / 8)})
   })
 
-  it('`LimitedSwap`: Guaranteed and BestEffort pods, critical pods and Burstable containers that ask no memory or request = limit get no swap', () => {
+  it('`LimitedSwap`: Guaranteed and BestEffort pods, critical pods and Burstable containers that ask no memory or request = limit get no swap', async () => {
     const ctx = context('LimitedSwap')
     const cases: Record<string, [any, number]> = {
       Guaranteed: [pod([container('c', {memory: '1Gi', cpu: '1'}, {memory: '1Gi', cpu: '1'})]), 0],
@@ -102,7 +102,7 @@ describe('swap behaviour on nodes', () => {
       'request above node memory': [pod([container('c', {memory: '16Gi'}, {memory: '32Gi'})]), 0],
     }
     for (const [what, [p, index]] of Object.entries(cases)) {
-      assert.deepEqual(resourcesOf(p, ctx, index).unified, {'memory.swap.max': '0'}, what)
+      assert.deepEqual((await resourcesOf(p, ctx, index)).unified, {'memory.swap.max': '0'}, what)
     }
   })
 })

@@ -1,11 +1,14 @@
 // Pod spec → CRI configuration, as the kubelet's kuberuntime builds it: the sandbox (metadata, hostname,
 // log directory, labels, DNS, security context) and each container (command, env, mounts, resources,
-// security context with the seed's seccomp rules, swap limits as the kubelet sets them).
+// security context with the seed's seccomp rules, swap limits as the kubelet sets them); env from
+// values, fieldRefs and ConfigMaps with $(VAR) expansion, and configMap volumes (configmap-volume.ts).
 import {mkdirSync} from 'node:fs'
 import {isAbsolute, join, normalize, relative} from 'node:path'
 import type {AnyObject} from '../../api/types.js'
 import {quantityValue} from '../../api/core/pod.js'
 import type {ContainerConfig, DeepPartial, LinuxContainerResources, Mount, NamespaceModeName, PodSandboxConfig, SecurityProfile} from '../cri/types.js'
+import {configMapNotFound, configMapVolumes, setUpConfigMapVolume, type ConfigMapSource} from './configmap-volume.js'
+import {expand, expandCommandAndArgs, mappingFor} from './expansion.js'
 import {ensureEmptyDir, podLogDirectory} from './pod-dirs.js'
 import {isCriticalPod, podQOS, quantityOrZero} from './qos.js'
 
@@ -31,12 +34,15 @@ export interface ConfigContext {
   seccompDefault: boolean
   clusterDNS: string[]
   clusterDomain: string
+  /** where ConfigMaps come from (env, envFrom, configMap volumes); none in standalone mode */
+  configMaps?: ConfigMapSource
 }
 
 /** A problem that makes container creation fail with CreateContainerError (or CreateContainerConfigError). */
 export class ContainerConfigError extends Error {
   constructor(
-    readonly reason: 'CreateContainerError' | 'CreateContainerConfigError',
+    /** ContainerCreating: a volume could not be set up (the kubelet's FailedMount; the container has not been created) */
+    readonly reason: 'CreateContainerError' | 'CreateContainerConfigError' | 'ContainerCreating',
     message: string,
   ) {
     super(message)
@@ -185,45 +191,130 @@ function fieldValue(pod: AnyObject, path: string, context: ConfigContext): strin
   }
 }
 
-function envFor(pod: AnyObject, container: AnyObject, context: ConfigContext): {key: string; value: string}[] {
-  const env: {key: string; value: string}[] = []
-  for (const entry of container.env ?? []) {
-    if (entry.valueFrom?.fieldRef) env.push({key: entry.name, value: fieldValue(pod, entry.valueFrom.fieldRef.fieldPath, context)})
-    else if (entry.valueFrom) throw new ContainerConfigError('CreateContainerConfigError', `env ${entry.name}: only value and fieldRef are supported`)
-    else env.push({key: entry.name, value: String(entry.value ?? '')})
+/** Fetches each ConfigMap once per container config (the kubelet's configMaps map in makeEnvironmentVariables). */
+class ConfigMapLookup {
+  private readonly seen = new Map<string, AnyObject | undefined>()
+  constructor(
+    private readonly namespace: string,
+    private readonly source: ConfigMapSource | undefined,
+  ) {}
+
+  /** the ConfigMap; undefined when it does not exist and optional; throws otherwise */
+  async get(name: string, optional: boolean): Promise<AnyObject | undefined> {
+    if (!this.seen.has(name)) {
+      if (!this.source) throw new ContainerConfigError('CreateContainerConfigError', `couldn't get configMap ${this.namespace}/${name}, no API client defined (standalone mode)`)
+      let configMap: AnyObject | undefined
+      try {
+        configMap = await this.source.get(this.namespace, name)
+      } catch (error) {
+        throw new ContainerConfigError('CreateContainerConfigError', (error as Error).message)
+      }
+      if (!configMap) {
+        if (optional) return undefined
+        throw new ContainerConfigError('CreateContainerConfigError', configMapNotFound(name))
+      }
+      this.seen.set(name, configMap)
+    }
+    return this.seen.get(name)
   }
-  return env
 }
 
-function mountsFor(pod: AnyObject, container: AnyObject, context: ConfigContext): DeepPartial<Mount>[] {
+const noSecrets = (what: string): ContainerConfigError =>
+  new ContainerConfigError('CreateContainerConfigError', `${what}: orch has no Secrets (secretKeyRef and secretRef are not supported)`)
+
+/**
+ * The kubelet's makeEnvironmentVariables (1.32, RelaxedEnvironmentVariableValidation on: envFrom keys
+ * are not filtered): envFrom first (ConfigMap keys with the prefix), then env in order, later entries
+ * winning; a `value` is expanded against what is defined so far (`$(VAR)`), a valueFrom is not. A
+ * missing ConfigMap or key that is not optional is CreateContainerConfigError in the kubelet's words.
+ */
+export async function envFor(pod: AnyObject, container: AnyObject, context: ConfigContext): Promise<{key: string; value: string}[]> {
+  const namespace = pod.metadata!.namespace as string
+  const configMaps = new ConfigMapLookup(namespace, context.configMaps)
+  const env = new Map<string, string>()
+  for (const source of container.envFrom ?? []) {
+    if (source.secretRef) throw noSecrets(`envFrom secretRef ${JSON.stringify(source.secretRef.name)}`)
+    if (!source.configMapRef) continue
+    const configMap = await configMaps.get(source.configMapRef.name, source.configMapRef.optional === true)
+    if (!configMap) continue
+    for (const [key, value] of Object.entries(configMap.data ?? {})) env.set(`${source.prefix ?? ''}${key}`, String(value))
+  }
+  const mapping = mappingFor(env)
+  for (const entry of container.env ?? []) {
+    const from = entry.valueFrom
+    let value: string
+    if (entry.value !== undefined && entry.value !== '') value = expand(String(entry.value), mapping)
+    else if (from?.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, context)
+    else if (from?.configMapKeyRef) {
+      const ref = from.configMapKeyRef
+      const optional = ref.optional === true
+      const configMap = await configMaps.get(ref.name, optional)
+      if (!configMap) continue
+      const data = configMap.data ?? {}
+      if (!Object.hasOwn(data, ref.key)) {
+        if (optional) continue
+        throw new ContainerConfigError('CreateContainerConfigError', `couldn't find key ${ref.key} in ConfigMap ${namespace}/${ref.name}`)
+      }
+      value = String(data[ref.key])
+    } else if (from?.secretKeyRef) throw noSecrets(`env ${entry.name}`)
+    else if (from?.resourceFieldRef) throw new ContainerConfigError('CreateContainerConfigError', `env ${entry.name}: resourceFieldRef is not supported`)
+    else value = ''
+    env.set(entry.name, value)
+  }
+  return [...env].map(([key, value]) => ({key, value}))
+}
+
+/**
+ * The container's mounts. The pod's configMap volumes are set up (written, or brought up to date)
+ * first, as the kubelet mounts every volume of the pod before its containers start; one that fails
+ * keeps the container waiting with reason ContainerCreating and the kubelet's FailedMount message.
+ */
+async function mountsFor(pod: AnyObject, container: AnyObject, context: ConfigContext): Promise<DeepPartial<Mount>[]> {
   const volumes = new Map<string, AnyObject>((pod.spec?.volumes ?? []).map((v: AnyObject) => [v.name, v]))
+  const configMapDirs = new Map<string, string>()
+  for (const volume of configMapVolumes(pod)) {
+    try {
+      configMapDirs.set(volume.name, (await setUpConfigMapVolume(context.rootDir, pod, volume, context.configMaps)).path)
+    } catch (error) {
+      throw new ContainerConfigError('ContainerCreating', `MountVolume.SetUp failed for volume ${JSON.stringify(volume.name)} : ${(error as Error).message}`)
+    }
+  }
   return (container.volumeMounts ?? []).map((mount: AnyObject) => {
     const volume = volumes.get(mount.name)
     if (!volume) throw new ContainerConfigError('CreateContainerConfigError', `volume ${JSON.stringify(mount.name)} is not defined`)
     let hostPath: string
+    // a configMap volume is mounted read-only whatever the mount says (the plugin's ReadOnly attribute)
+    let readonly = mount.readOnly === true
     if (volume.hostPath) hostPath = volume.hostPath.path
     else if (volume.emptyDir) {
       hostPath = ensureEmptyDir(context.rootDir, pod.metadata!.uid, volume.name)
-    } else throw new ContainerConfigError('CreateContainerConfigError', `volume ${JSON.stringify(volume.name)}: only hostPath and emptyDir volumes are supported`)
+    } else if (volume.configMap) {
+      hostPath = configMapDirs.get(volume.name)!
+      readonly = true
+    } else throw new ContainerConfigError('CreateContainerConfigError', `volume ${JSON.stringify(volume.name)}: only hostPath, emptyDir and configMap volumes are supported`)
     if (mount.subPath) hostPath = join(hostPath, mount.subPath)
-    return {containerPath: mount.mountPath, hostPath, readonly: mount.readOnly === true}
+    return {containerPath: mount.mountPath, hostPath, readonly}
   })
 }
 
-export function containerConfig(pod: AnyObject, container: AnyObject, kind: 'init' | 'app', attempt: number, context: ConfigContext): DeepPartial<ContainerConfig> {
+export async function containerConfig(pod: AnyObject, container: AnyObject, kind: 'init' | 'app', attempt: number, context: ConfigContext): Promise<DeepPartial<ContainerConfig>> {
   const meta = pod.metadata!
   const security = container.securityContext ?? {}
   const podSecurity = pod.spec?.securityContext ?? {}
   const runAsUser = security.runAsUser ?? podSecurity.runAsUser
   const runAsGroup = security.runAsGroup ?? podSecurity.runAsGroup
+  const mounts = await mountsFor(pod, container, context)
+  const envs = await envFor(pod, container, context)
+  // command and args are expanded against the container's final env (ExpandContainerCommandAndArgs)
+  const {command, args} = expandCommandAndArgs(container, envs)
   return {
     metadata: {name: container.name, attempt},
     image: {image: container.image},
-    command: container.command ?? [],
-    args: container.args ?? [],
+    command,
+    args,
     workingDir: container.workingDir ?? '',
-    envs: envFor(pod, container, context),
-    mounts: mountsFor(pod, container, context),
+    envs,
+    mounts,
     labels: {[LABEL_POD_NAME]: meta.name, [LABEL_POD_NAMESPACE]: meta.namespace, [LABEL_POD_UID]: meta.uid, [LABEL_CONTAINER_NAME]: container.name, [LABEL_CONTAINER_KIND]: kind},
     annotations: {'io.orch.container.restartCount': String(attempt)},
     logPath: join(container.name, `${attempt}.log`),

@@ -15,6 +15,7 @@ import {objectKey} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
 import {isCriError, type CriClient} from '../cri/client.js'
 import type {Container, DeepPartial, PodSandbox, PodSandboxConfig} from '../cri/types.js'
+import type {AgentEvents} from '../events.js'
 import {cgroupReading, hostCapacity, internalIP, type CgroupReading} from '../host.js'
 import {
   ContainerConfigError,
@@ -25,6 +26,7 @@ import {
   sandboxConfig,
   type ConfigContext,
 } from './cri-config.js'
+import type {ConfigMapSource} from './configmap-volume.js'
 import {criMessage, ensureImage, type Backoff, type ImageDependencies} from './image-ensure.js'
 import {ImagePuller} from './image-puller.js'
 import {removePodDirectories} from './pod-dirs.js'
@@ -51,7 +53,11 @@ export interface PodManagerOptions {
   seccompDefault?: boolean
   clusterDNS?: string[]
   clusterDomain?: string
+  /** ConfigMaps for env, envFrom and configMap volumes (the API); none in standalone mode */
+  configMaps?: ConfigMapSource
   statusSink?: (pod: AnyObject) => void
+  /** the kubelet's Events about pods and containers (src/agent/events.ts); none: not recorded */
+  events?: AgentEvents
   onTerminated?: (pod: AnyObject) => void
   /** true once every pod source has delivered its pods: only then are unknown runtime pods removed */
   sourcesReady?: () => boolean
@@ -123,6 +129,7 @@ export class PodManager {
       seccompDefault: options.seccompDefault ?? false,
       clusterDNS: options.clusterDNS ?? [],
       clusterDomain: options.clusterDomain ?? '',
+      configMaps: options.configMaps,
     }
     this.backoffInitial = options.backoff?.initialMs ?? 10_000
     this.backoffMax = options.backoff?.maxMs ?? 300_000
@@ -385,7 +392,8 @@ export class PodManager {
       for (const instance of view.latest.values()) {
         if ((instance.status?.state ?? instance.container.state) === 'CONTAINER_RUNNING') await cri.stopContainer(instance.container.id, 0)
       }
-      const started = await startSandbox({cri, logger: this.options.logger, backoffPeriodMs: this.backoffInitial}, uid, entry, podSandboxConfig)
+      if (sandboxes.length > 0) this.options.events?.sandboxChanged(entry.pod)
+      const started = await startSandbox({cri, logger: this.options.logger, backoffPeriodMs: this.backoffInitial, events: this.options.events}, uid, entry, podSandboxConfig)
       if ('retryInMs' in started) {
         this.wakeLater(uid, entry, started.retryInMs)
         return
@@ -437,8 +445,10 @@ export class PodManager {
     try {
       await this.options.cri.startContainer(instance.container.id)
       entry.waiting.delete(spec.name)
+      this.options.events?.started(entry.pod, spec.name)
     } catch (error) {
       entry.waiting.set(spec.name, {reason: 'RunContainerError', message: criMessage(error)})
+      this.options.events?.failed(entry.pod, spec.name, criMessage(error))
     }
   }
 
@@ -451,6 +461,7 @@ export class PodManager {
     const current = entry.backoff.get(key)
     if (current && now < current.until) {
       entry.waiting.set(spec.name, {reason: 'CrashLoopBackOff', message: `back-off ${Math.round(current.delay / 1000)}s restarting failed container=${spec.name} pod=${objectKey(entry.pod)}`})
+      this.options.events?.restartBackOff(entry.pod, spec.name)
       this.wakeLater(uid, entry, current.until - now)
       return
     }
@@ -461,17 +472,18 @@ export class PodManager {
 
   private async createAndStart(uid: string, entry: PodEntry, spec: AnyObject, kind: 'init' | 'app', attempt: number, sandboxId: string, podSandboxConfig: DeepPartial<PodSandboxConfig>): Promise<void> {
     const cri = this.options.cri
-    const image = await ensureImage(this.imageDependencies, entry, spec)
+    const image = await ensureImage(this.imageDependencies, entry, spec, this.options.events?.forContainer(entry.pod, spec.name))
     if (image !== true) {
       if (image.retryInMs !== undefined) this.wakeLater(uid, entry, image.retryInMs)
       return
     }
     let config
     try {
-      config = containerConfig(entry.pod, spec, kind, attempt, {...this.context, podIP: entry.view?.podIP})
+      config = await containerConfig(entry.pod, spec, kind, attempt, {...this.context, podIP: entry.view?.podIP})
     } catch (error) {
       if (!(error instanceof ContainerConfigError)) throw error
       entry.waiting.set(spec.name, {reason: error.reason, message: error.message})
+      this.options.events?.failed(entry.pod, spec.name, error.message)
       this.wakeLater(uid, entry, this.backoffInitial)
       return
     }
@@ -482,15 +494,19 @@ export class PodManager {
       if (this.actuated) this.persist('actuated_pods_state', () => this.actuated!.setContainer(uid, spec))
     } catch (error) {
       entry.waiting.set(spec.name, {reason: 'CreateContainerError', message: criMessage(error)})
+      this.options.events?.failed(entry.pod, spec.name, criMessage(error))
       this.wakeLater(uid, entry, this.backoffInitial)
       return
     }
+    this.options.events?.created(entry.pod, spec.name)
     try {
       await cri.startContainer(id)
       entry.waiting.delete(spec.name)
       this.options.logger.info('started container', {pod: objectKey(entry.pod), container: spec.name, attempt})
+      this.options.events?.started(entry.pod, spec.name)
     } catch (error) {
       entry.waiting.set(spec.name, {reason: 'RunContainerError', message: criMessage(error)})
+      this.options.events?.failed(entry.pod, spec.name, criMessage(error))
     }
     // older exited instances than the one before are of no use any more
     const {sandboxes, containers} = await this.runtimeOf(uid)
@@ -517,6 +533,7 @@ export class PodManager {
     const running = containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')
     const isInit = (c: Container): boolean => c.labels?.[LABEL_CONTAINER_KIND] === 'init'
     this.options.logger.info('stopping pod', {pod: objectKey(entry.pod), gracePeriodSeconds: grace})
+    for (const c of running) this.options.events?.killing(entry.pod, c.labels?.[LABEL_CONTAINER_NAME] ?? c.metadata?.name ?? '')
     await Promise.all(running.filter((c) => !isInit(c)).map((c) => cri.stopContainer(c.id, grace).catch(() => undefined)))
     await Promise.all(running.filter(isInit).map((c) => cri.stopContainer(c.id, grace).catch(() => undefined)))
     await this.viewOf(entry, sandboxes, (await this.runtimeOf(uid)).containers)

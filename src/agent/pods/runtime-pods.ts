@@ -5,6 +5,7 @@ import {objectKey} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
 import type {CriClient} from '../cri/client.js'
 import type {Container, DeepPartial, PodSandbox, PodSandboxConfig} from '../cri/types.js'
+import type {AgentEvents} from '../events.js'
 import {LABEL_POD_UID} from './cri-config.js'
 import {criMessage, type Backoff} from './image-ensure.js'
 import type {Waiting} from './status.js'
@@ -16,12 +17,12 @@ const SANDBOX_BACKOFF = 'sandbox'
 /**
  * RunPodSandbox, unless a failed start is backing off (as the kubelet's pod worker backs off after a
  * sync error: backOffPeriod, with up to half of it again as jitter): a failure leaves the containers
- * waiting (ContainerCreating, the message from FailedCreatePodSandBox) and removes the sandbox the
+ * waiting (ContainerCreating, the message of the FailedCreatePodSandBox event) and removes the sandbox the
  * runtime may have left behind; a start that succeeds ends the back-off. Answers the ready sandbox, or
  * when to try again.
  */
 export async function startSandbox(
-  deps: {cri: CriClient; logger: Logger; backoffPeriodMs: number},
+  deps: {cri: CriClient; logger: Logger; backoffPeriodMs: number; events?: AgentEvents},
   uid: string,
   entry: {pod: AnyObject; waiting: Map<string, Waiting>; backoff: Map<string, Backoff>},
   config: DeepPartial<PodSandboxConfig>,
@@ -43,6 +44,7 @@ export async function startSandbox(
     const delay = Math.round(deps.backoffPeriodMs * (1 + Math.random() / 2))
     entry.backoff.set(SANDBOX_BACKOFF, {delay, until: Date.now() + delay})
     logger.warn('FailedCreatePodSandBox', {pod: objectKey(entry.pod), error: criMessage(error), retryInSeconds: Math.round(delay / 1000)})
+    deps.events?.sandboxFailed(entry.pod, message)
     for (const spec of [...(entry.pod.spec?.initContainers ?? []), ...(entry.pod.spec?.containers ?? [])]) {
       entry.waiting.set(spec.name, {reason: 'ContainerCreating', message})
     }
