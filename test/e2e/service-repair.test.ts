@@ -151,6 +151,8 @@ describe('Service allocation repair (etcd): the store written while the server r
     await store.create(`${NODE_PORT_PREFIX}30200`, claim('crashed', minutesAgo(10)))
     await store.create(`${NODE_PORT_PREFIX}30201`, claim('in-flight', new Date()))
     await until('the leaked claim to be freed', async () => (await store.get(`${NODE_PORT_PREFIX}30200`)) === null)
+    // the server logs the clean-up after the delete, and its output arrives through a pipe
+    await server.waitForLog(/the node port 30200 appears to have leaked: cleaning up/)
     const logs = server.logs()
     assert.ok(logs.indexOf('the node port 30200 may have leaked: flagging for later clean up') >= 0, logs)
     assert.ok(logs.indexOf('the node port 30200 may have leaked') < logs.indexOf('the node port 30200 appears to have leaked: cleaning up'), logs)
