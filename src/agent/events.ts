@@ -148,8 +148,9 @@ export class AgentEvents {
     this.container(pod, container, 'Warning', 'BackOff', `Back-off restarting failed container ${container} in pod ${podName(pod)}`)
   }
 
-  killing(pod: AnyObject, container: string): void {
-    this.container(pod, container, 'Normal', 'Killing', `Stopping container ${container}`)
+  /** The kubelet's killContainer; message: why (a failed liveness or startup probe), else `Stopping container c`. */
+  killing(pod: AnyObject, container: string, message?: string): void {
+    this.container(pod, container, 'Normal', 'Killing', message ?? `Stopping container ${container}`)
   }
 
   sandboxFailed(pod: AnyObject, message: string): void {

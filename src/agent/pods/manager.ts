@@ -30,6 +30,7 @@ import type {ConfigMapSource} from './configmap-volume.js'
 import {criMessage, ensureImage, type Backoff, type ImageDependencies} from './image-ensure.js'
 import {ImagePuller} from './image-puller.js'
 import {removePodDirectories} from './pod-dirs.js'
+import {Prober} from './prober.js'
 import {removeOrphanedPods, startSandbox} from './runtime-pods.js'
 import {PodResourceState, PullRecords} from './state-files.js'
 import {computePodStatus, rfc3339, type ContainerInstance, type PodView, type Waiting} from './status.js'
@@ -107,8 +108,11 @@ export class PodManager {
   private readonly imageDependencies: ImageDependencies
   private readonly allocated: PodResourceState | undefined
   private readonly actuated: PodResourceState | undefined
+  /** startup, liveness and readiness probes of the pods' containers */
+  private readonly prober: Prober
 
   constructor(private readonly options: PodManagerOptions) {
+    this.prober = new Prober({cri: options.cri, events: options.events, logger: options.logger, onChange: (uid) => this.wake(uid)})
     this.imagePuller = new ImagePuller({serialize: options.serializeImagePulls ?? true})
     if (options.imagePullRecords) this.pullRecords = new PullRecords(join(options.rootDir, 'image_manager'))
     if (options.podResourceState) {
@@ -198,6 +202,7 @@ export class PodManager {
       await Promise.all([...this.entries.values()].map((entry) => entry.worker))
     }
     this.stopped = true
+    await this.prober.stop()
     if (this.relistTimer) clearTimeout(this.relistTimer)
     for (const entry of this.entries.values()) if (entry.timer) clearTimeout(entry.timer)
     await Promise.all([...this.entries.values()].map((entry) => entry.worker))
@@ -437,7 +442,11 @@ export class PodManager {
       else if (state === 'CONTAINER_EXITED') {
         const exitCode = instance.status?.exitCode ?? 0
         if (policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0)) await this.restart(uid, entry, spec, 'app', instance, sandbox.id, podSandboxConfig)
-      } else if (state === 'CONTAINER_RUNNING') entry.waiting.delete(spec.name)
+      } else if (state === 'CONTAINER_RUNNING') {
+        entry.waiting.delete(spec.name)
+        // a failed liveness or startup probe: stopped now, restarted (per restartPolicy) by the next round
+        if (await this.prober.killIfUnhealthy(uid, spec, instance.container.id)) this.wake(uid)
+      }
     }
   }
 
@@ -529,6 +538,7 @@ export class PodManager {
   private async terminate(uid: string, entry: PodEntry): Promise<void> {
     const cri = this.options.cri
     const grace = this.gracePeriodSeconds(entry.pod)
+    this.prober.removePod(uid)
     const {sandboxes, containers} = await this.runtimeOf(uid)
     const running = containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')
     const isInit = (c: Container): boolean => c.labels?.[LABEL_CONTAINER_KIND] === 'init'
@@ -559,6 +569,7 @@ export class PodManager {
     view.initialized = entry.initialized
     view.failed = entry.failed
     view.terminated = entry.terminated
+    view.probed = this.prober.update(uid, entry.pod, view)
     const status = computePodStatus(entry.pod, view, entry.status, entry.startTime, this.context.hostIP, this.now())
     if (JSON.stringify(status) === JSON.stringify(entry.status)) return
     entry.status = status

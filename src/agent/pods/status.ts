@@ -31,6 +31,8 @@ export interface PodView {
   /** the pod's deletion stopped everything */
   terminated: boolean
   runtimeName: string
+  /** the probes' say on a running container (src/agent/pods/prober.ts); none: started and ready once it runs */
+  probed?: (name: string, containerId: string) => {started: boolean; ready: boolean}
 }
 
 export function rfc3339(nanoseconds: string | number | bigint | undefined): string | undefined {
@@ -67,8 +69,9 @@ function containerStatus(spec: AnyObject, view: PodView, initPending: boolean, i
   const state = latest?.status?.state ?? latest?.container.state
   if (latest && state === 'CONTAINER_RUNNING' && !view.terminated) {
     out.state = {running: {startedAt: rfc3339(latest.status?.startedAt)}}
-    out.ready = !isInit
-    out.started = true
+    const probed = isInit ? undefined : view.probed?.(spec.name, latest.container.id)
+    out.ready = !isInit && (probed?.ready ?? true)
+    out.started = probed?.started ?? true
     if (previous) out.lastState = terminatedState(previous, view.runtimeName)
   } else if (latest && (state === 'CONTAINER_EXITED' || view.terminated) && !waiting) {
     out.state = terminatedState(latest, view.runtimeName)
