@@ -381,6 +381,11 @@ export class Agent {
       checkpointEnabled: gateEnabled(s, 'ContainerCheckpoint'),
       findContainer: (namespace, pod, container) => this.pods!.findContainer(namespace, pod, container),
       checkpoint: (containerId, location, timeout) => cri.checkpointContainer(containerId, location, timeout),
+      findPod: (namespace, name) => this.pods!.pods().find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name),
+      containerLog: async (containerId) => {
+        const {status} = await cri.containerStatus(containerId)
+        return {logPath: status?.logPath ?? '', running: status?.state === 'CONTAINER_RUNNING'}
+      },
     })
     const address = await this.server.start()
     this.port = address.port

@@ -28,6 +28,8 @@ import {assertDecodes, assertPatchedDecodes, decodeFailure, patchedJson} from '.
 import {assertStrategicPatchConverts, strategicPatchShown} from '../machinery/go-converter.js'
 import {readDeleteOptions} from './delete-options.js'
 import {bindPod, evictPod} from './pod-subresources.js'
+import {servePodLog} from './pod-log.js'
+import {node as nodeDeclaration} from '../api/core/node.js'
 
 export {STRATEGIC_PATCH}
 export const APPLY_YAML = 'application/apply-patch+yaml'
@@ -213,6 +215,14 @@ export class ResourceHandler {
       const rest = info.path.slice(info.path.indexOf(marker) + marker.length)
       const search = query.toString()
       return proxyToAgent(request, response, node, rest, search ? `?${search}` : '', this.options.agentCredentials?.())
+    }
+    if (info.subresource === 'log' && declaration === pod && info.verb === 'get') {
+      const nodes = this.options.registries.get(nodeDeclaration)!
+      return servePodLog(request, response, info.name, query, {
+        getPod: () => registry.get(info.namespace, info.name),
+        getNode: (name) => nodes.get('', name),
+        credentials: this.options.agentCredentials?.(),
+      })
     }
     const verb = info.verb as Verb
     const pretty = prettyParam(query)

@@ -413,6 +413,8 @@ interface Operation {
   /** what the operation returns (a definition name) */
   returns: string
   streams?: boolean
+  /** a text answer (pods/log): schema type string, produced as text/plain among the others */
+  text?: boolean
   gvk: GVK
 }
 
@@ -436,7 +438,7 @@ class Paths {
 
   operation(op: Operation): Json {
     const v3 = this.defs.flavor === 'v3'
-    const produces = [...RESPONSE_TYPES, ...(op.streams ? STREAM_TYPES : [])]
+    const produces = op.text ? ['text/plain', ...RESPONSE_TYPES] : [...RESPONSE_TYPES, ...(op.streams ? STREAM_TYPES : [])]
     const bodyName = op.body === 'patch' ? this.defs.object(patchSchema, META_PACKAGE) : op.body === 'delete' ? this.defs.metaKind(deleteOptions, true) : op.returns
     const consumes = op.body === 'patch' ? PATCH_MEDIA_TYPES : ['*/*']
     const out: Json = {tags: [this.tag], description: op.description}
@@ -451,7 +453,7 @@ class Paths {
     if (params.length) out.parameters = params
     const responses: Json = {}
     for (const [code, description] of Object.entries(op.responses)) {
-      const schema = this.defs.ref(op.returns)
+      const schema = op.text ? {type: 'string'} : this.defs.ref(op.returns)
       responses[code] = v3 ? {description, content: Object.fromEntries(produces.map((t) => [t, {schema}]))} : {description, schema}
     }
     responses['401'] = {description: 'Unauthorized'}
@@ -510,12 +512,27 @@ function subresourceOperations(paths: Paths, defs: Definitions, d: KindDeclarati
   const what = `${sub.name} of the specified ${d.kind}`
   const ops: Operation[] = []
   const base = {name, gvk, returns}
-  if (sub.verbs.includes('get')) ops.push({...base, method: 'get', verb: 'read', action: 'get', description: `read ${what}`, params: [], responses: OK})
+  if (sub.name === 'log' && d.kind === 'Pod') {
+    // readCoreV1NamespacedPodLog: PodLogOptions as query parameters, the log as a string
+    ops.push({...base, method: 'get', verb: 'read', action: 'get', description: `read log of the specified ${d.kind}`, params: POD_LOG_PARAMS, responses: OK, text: true})
+  } else if (sub.verbs.includes('get')) ops.push({...base, method: 'get', verb: 'read', action: 'get', description: `read ${what}`, params: [], responses: OK})
   if (sub.verbs.includes('create')) ops.push({...base, method: 'post', verb: 'create', action: 'post', description: `create ${sub.name} of ${article(d.kind)} ${d.kind}`, params: WRITE_PARAMS, body: 'object', responses: {'200': 'OK', '201': 'Created', '202': 'Accepted'}})
   if (sub.verbs.includes('update')) ops.push({...base, method: 'put', verb: 'replace', action: 'put', description: `replace ${what}`, params: WRITE_PARAMS, body: 'object', responses: {'200': 'OK', '201': 'Created'}})
   if (sub.verbs.includes('patch')) ops.push({...base, method: 'patch', verb: 'patch', action: 'patch', description: `partially update ${what}`, params: [...WRITE_PARAMS, P.force], body: 'patch', responses: {'200': 'OK', '201': 'Created'}})
   paths.add(`${at.prefix}/${sub.name}`, at.params, ops)
 }
+
+/** PodLogOptions, as Kubernetes' OpenAPI lists them for pods/log */
+const POD_LOG_PARAMS: Param[] = [
+  q('container', 'string', 'The container for which to stream logs. Defaults to only container if there is one container in the pod.'),
+  q('follow', 'boolean', 'Follow the log stream of the pod. Defaults to false.'),
+  q('insecureSkipTLSVerifyBackend', 'boolean', "insecureSkipTLSVerifyBackend indicates that the apiserver should not confirm the validity of the serving certificate of the backend it is connecting to."),
+  q('limitBytes', 'integer', 'If set, the number of bytes to read from the server before terminating the log output.'),
+  q('previous', 'boolean', 'Return previous terminated container logs. Defaults to false.'),
+  q('sinceSeconds', 'integer', 'A relative time in seconds before the current time from which to show logs.'),
+  q('tailLines', 'integer', 'If set, the number of lines from the end of the logs to show.'),
+  q('timestamps', 'boolean', 'If true, add an RFC3339 or RFC3339Nano timestamp at the beginning of every line of log output. Defaults to false.'),
+]
 
 function article(word: string): string {
   return /^[AEIOU]/.test(word) ? 'an' : 'a'

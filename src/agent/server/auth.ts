@@ -32,10 +32,11 @@ interface Cached<T> {
   until: number
 }
 
-/** The kubelet's subresource for a path (checkpoint, stats, metrics, logs, spec; everything else proxy). */
+/** The kubelet's subresource for a path (checkpoint, stats, metrics, logs, spec; everything else proxy,
+ *  `/containerLogs` included, as the kubelet's GetRequestAttributes maps it). */
 export function subresourceOf(path: string): string {
   const first = path.split('/')[1] ?? ''
-  const named: Record<string, string> = {checkpoint: 'checkpoint', stats: 'stats', metrics: 'metrics', logs: 'log', spec: 'spec', pods: 'proxy'}
+  const named: Record<string, string> = {checkpoint: 'checkpoint', stats: 'stats', metrics: 'metrics', logs: 'log', spec: 'spec', pods: 'proxy', containerLogs: 'proxy'}
   return named[first] ?? 'proxy'
 }
 

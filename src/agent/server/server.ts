@@ -5,13 +5,20 @@
 // `{"items": [path]}`; an unknown namespace, pod or container (or a name that could not be one, such
 // as `..`) is 404; a runtime error or a runtime without checkpointing is 500 with its message.
 // Checkpoints of one container run one after another (a second request waits for the first).
+// `GET /containerLogs/{namespace}/{pod}/{container}` (the kubelet's; authorized as nodes/proxy) streams
+// the container's CRI log file as text (see container-logs.ts), with the kubelet's answers: 400
+// `{"message": "Unable to decode query."}` and 422 `{"message": "Invalid request."}` for bad options, 404
+// for a pod or container it does not run, 400 with the reason the container has no log (waiting to
+// start, no previous instance).
 import {mkdirSync} from 'node:fs'
 import {createServer, type Server} from 'node:https'
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
+import type {AnyObject} from '../../api/types.js'
 import {isDNS1123Label, isDNS1123Subdomain} from '../../machinery/validation.js'
 import {AgentAuth, subresourceOf, verbOf, type AgentAuthOptions} from './auth.js'
+import {parseRfc3339Nano, streamContainerLog, type ContainerLogOptions} from './container-logs.js'
 
 export interface CheckpointTarget {
   containerId: string
@@ -34,6 +41,73 @@ export interface AgentServerOptions extends Omit<AgentAuthOptions, 'now'> {
   checkpoint(containerId: string, location: string, timeoutSeconds: number): Promise<void>
   /** the clock naming archives */
   clock?: () => Date
+  /** the pod namespace/name this agent runs, with its current status (for containerLogs) */
+  findPod?(namespace: string, name: string): AnyObject | undefined
+  /** CRI ContainerStatus of a container: its log file and whether it runs; rejects with the runtime's error */
+  containerLog?(containerId: string): Promise<{logPath: string; running: boolean}>
+}
+
+function plainError(response: ServerResponse, code: number, message: string): void {
+  response.writeHead(code, {'Content-Type': 'text/plain; charset=utf-8'})
+  response.end(message)
+}
+
+/** PodLogOptions from the query as the kubelet decodes them; a string when they do not decode. */
+export function containerLogOptions(query: URLSearchParams): (ContainerLogOptions & {previous?: boolean}) | 'decode' | 'invalid' {
+  const bool = (name: string): boolean | undefined | null => {
+    const value = query.get(name)
+    if (value === null || value === '') return undefined
+    if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true
+    if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false
+    return null
+  }
+  const int = (name: string): number | undefined | null => {
+    const value = query.get(name)
+    if (value === null || value === '') return undefined
+    return /^[+-]?\d+$/.test(value) ? Number(value) : null
+  }
+  const options = {
+    follow: bool('follow'),
+    previous: bool('previous'),
+    timestamps: bool('timestamps'),
+    sinceSeconds: int('sinceSeconds'),
+    tailLines: int('tailLines'),
+    limitBytes: int('limitBytes'),
+    sinceTime: query.get('sinceTime') || undefined,
+  }
+  if (Object.values(options).some((v) => v === null)) return 'decode'
+  if (options.sinceTime !== undefined && !parseRfc3339Nano(options.sinceTime)) return 'decode'
+  const {tailLines, limitBytes, sinceSeconds, sinceTime} = options as ContainerLogOptions
+  if ((tailLines ?? 0) < 0 || (limitBytes !== undefined && limitBytes < 1) || (sinceSeconds !== undefined && (sinceSeconds < 1 || sinceTime !== undefined))) return 'invalid'
+  return options as ContainerLogOptions & {previous?: boolean}
+}
+
+/** The kubelet's validateContainerLogStatus: the id of the container instance whose log is read, or why there is none. */
+export function logContainerId(pod: AnyObject, container: string, previous: boolean): {id: string} | {error: string} {
+  const name = pod.metadata?.name
+  const statuses: AnyObject[] = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])]
+  const status = statuses.find((s) => s.name === container)
+  if (!status) return {error: `container ${JSON.stringify(container)} in pod ${JSON.stringify(name)} is not available`}
+  const last = status.lastState?.terminated
+  const {waiting, running, terminated} = status.state ?? {}
+  const quoted = `${JSON.stringify(container)} in pod ${JSON.stringify(name)}`
+  if (previous) {
+    if (!last?.containerID) return {error: `previous terminated container ${quoted} not found`}
+    return {id: last.containerID}
+  }
+  if (running) return {id: status.containerID}
+  if (terminated) {
+    if (terminated.containerID) return {id: terminated.containerID}
+    if (last?.containerID) return {id: last.containerID}
+    return {error: `container ${quoted} is terminated`}
+  }
+  if (last) return last.containerID ? {id: last.containerID} : {error: `container ${quoted} is terminated`}
+  if (waiting) {
+    if (waiting.reason === 'ErrImagePull') return {error: `container ${quoted} is waiting to start: image can't be pulled`}
+    if (waiting.reason === 'ImagePullBackOff') return {error: `container ${quoted} is waiting to start: trying and failing to pull image`}
+    return {error: `container ${quoted} is waiting to start: ${waiting.reason ?? ''}`}
+  }
+  return {error: `container ${quoted} is waiting to start - no logs yet`}
 }
 
 function status(response: ServerResponse, code: number, reason: string, message: string): void {
@@ -104,10 +178,52 @@ export class AgentServer {
         if (request.method !== 'POST') return status(response, 405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource')
         return await this.checkpoint(parts.slice(1), url.searchParams, response)
       }
+      if (parts[0] === 'containerLogs' && this.options.findPod && this.options.containerLog) {
+        if (request.method !== 'GET') return status(response, 405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource')
+        return await this.containerLogs(parts.slice(1), url.searchParams, request, response)
+      }
       return status(response, 404, 'NotFound', '404 page not found')
     } catch (error) {
       if (!response.headersSent) status(response, 500, 'InternalError', `Internal error occurred: ${(error as Error).message}`)
     }
+  }
+
+  private async containerLogs(parts: string[], query: URLSearchParams, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (parts.length !== 3) return status(response, 404, 'NotFound', '404 page not found')
+    const [namespace, podName, container] = parts.map((p) => decodeURIComponent(p))
+    const options = containerLogOptions(query)
+    if (options === 'decode') return plainError(response, 400, '{"message": "Unable to decode query."}')
+    if (options === 'invalid') return plainError(response, 422, '{"message": "Invalid request."}')
+    const pod = this.options.findPod!(namespace, podName)
+    if (!pod) return plainError(response, 404, `pod ${JSON.stringify(podName)} does not exist\n`)
+    const declared = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].some((c: AnyObject) => c.name === container)
+    if (!declared) return plainError(response, 404, `container ${JSON.stringify(container)} not found in pod ${JSON.stringify(podName)}\n`)
+    const chosen = logContainerId(pod, container, options.previous === true)
+    if ('error' in chosen) return plainError(response, 400, chosen.error)
+    const id = String(chosen.id).replace(/^[^:]*:\/\//, '')
+    let logPath: string
+    try {
+      logPath = (await this.options.containerLog!(id)).logPath
+    } catch (error) {
+      return plainError(response, 400, `failed to get container status ${JSON.stringify(chosen.id)}: ${(error as Error).message}`)
+    }
+    const abort = new AbortController()
+    response.on('close', () => abort.abort())
+    request.on('close', () => {
+      if (!response.writableFinished) abort.abort()
+    })
+    try {
+      await streamContainerLog(
+        logPath,
+        options,
+        (chunk) => response.write(chunk),
+        {signal: abort.signal, running: async () => (await this.options.containerLog!(id).catch(() => ({running: false}))).running},
+        () => response.writeHead(200, {'Content-Type': 'text/plain; charset=utf-8', 'Transfer-Encoding': 'chunked'}),
+      )
+    } catch (error) {
+      if (!response.headersSent) return plainError(response, 400, (error as Error).message)
+    }
+    response.end()
   }
 
   private async checkpoint(parts: string[], query: URLSearchParams, response: ServerResponse): Promise<void> {

@@ -448,6 +448,8 @@ export const pod: KindDeclaration = {
     {name: 'binding', verbs: ['create'], kind: {group: '', version: 'v1', kind: 'Binding'}, writes: 'custom'},
     // an eviction deletes the pod (subject to disruption budgets); it writes no part of it
     {name: 'eviction', verbs: ['create'], kind: {group: 'policy', version: 'v1', kind: 'Eviction'}},
+    // the container's log, streamed from the pod's node agent (discovery: kind Pod, verb get, as Kubernetes lists it)
+    {name: 'log', verbs: ['get']},
   ],
   hasStatus: true,
   generationFields: ['spec'],

@@ -1,0 +1,189 @@
+// GET pods/{name}/log (Kubernetes' LogREST and LogLocation): the PodLogOptions of the query are
+// decoded (400 when they do not) and validated (422 on PodLogOptions), the container chosen (the
+// only one, else `container` must name one of the pod's), and the pod's node agent asked for
+// `/containerLogs/{namespace}/{pod}/{container}` with the same options; its answer streams back as
+// `text/plain` (chunk by chunk, so `follow` goes on as long as the agent writes). An agent's 400 is
+// this 400 with the agent's text, its 500 an internal error. A pod not bound to a node has no logs
+// yet: an empty 200, as Kubernetes' LocationStreamer without a location.
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import {request as httpsRequest} from 'node:https'
+import type {AnyObject} from '../api/types.js'
+import type {FieldError} from '../machinery/field-errors.js'
+import {ApiError, errors} from '../machinery/status.js'
+import {agentAddress, type AgentCredentials} from './node-proxy.js'
+
+export interface PodLogOptions {
+  container?: string
+  follow?: boolean
+  previous?: boolean
+  timestamps?: boolean
+  sinceSeconds?: number
+  sinceTime?: string
+  tailLines?: number
+  limitBytes?: number
+  insecureSkipTLSVerifyBackend?: boolean
+}
+
+const TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True'])
+const FALSE = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False'])
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
+/** The query's PodLogOptions as the parameter codec decodes them (Go's strconv messages on a bad value, 400). */
+export function decodePodLogOptions(query: URLSearchParams): PodLogOptions {
+  const options: PodLogOptions = {}
+  const text = (name: string): string | undefined => {
+    const value = query.get(name)
+    return value === null || value === '' ? undefined : value
+  }
+  for (const name of ['follow', 'previous', 'timestamps', 'insecureSkipTLSVerifyBackend'] as const) {
+    const value = text(name)
+    if (value === undefined) continue
+    if (!TRUE.has(value) && !FALSE.has(value)) throw errors.badRequest(`strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`)
+    options[name] = TRUE.has(value)
+  }
+  for (const name of ['sinceSeconds', 'tailLines', 'limitBytes'] as const) {
+    const value = text(name)
+    if (value === undefined) continue
+    if (!/^[+-]?\d+$/.test(value)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`)
+    options[name] = Number(value)
+  }
+  const sinceTime = text('sinceTime')
+  if (sinceTime !== undefined) {
+    if (!RFC3339.test(sinceTime) || Number.isNaN(Date.parse(sinceTime))) {
+      throw errors.badRequest(`parsing time ${JSON.stringify(sinceTime)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(sinceTime)} as "2006"`)
+    }
+    options.sinceTime = sinceTime
+  }
+  const container = text('container')
+  if (container !== undefined) options.container = container
+  return options
+}
+
+/** Kubernetes' ValidatePodLogOptions. */
+export function validatePodLogOptions(options: PodLogOptions): FieldError[] {
+  const errs: FieldError[] = []
+  if (options.tailLines !== undefined && options.tailLines < 0) {
+    errs.push({type: 'FieldValueInvalid', field: 'tailLines', value: options.tailLines, message: 'must be greater than or equal to 0'})
+  }
+  if (options.limitBytes !== undefined && options.limitBytes < 1) {
+    errs.push({type: 'FieldValueInvalid', field: 'limitBytes', value: options.limitBytes, message: 'must be greater than 0'})
+  }
+  if (options.sinceSeconds !== undefined && options.sinceTime !== undefined) {
+    errs.push({type: 'FieldValueForbidden', field: '', message: 'at most one of `sinceTime` or `sinceSeconds` may be specified'})
+  } else if (options.sinceSeconds !== undefined && options.sinceSeconds < 1) {
+    errs.push({type: 'FieldValueInvalid', field: 'sinceSeconds', value: options.sinceSeconds, message: 'must be greater than 0'})
+  }
+  return errs
+}
+
+/** The container whose log is read (validateContainer): the pod's only one, else the one named. */
+export function logContainer(pod: AnyObject, container: string | undefined): string {
+  const name = pod.metadata?.name
+  const containers: AnyObject[] = pod.spec?.containers ?? []
+  const all: AnyObject[] = [...(pod.spec?.initContainers ?? []), ...containers, ...(pod.spec?.ephemeralContainers ?? [])]
+  if (!container) {
+    if (containers.length === 1) return containers[0].name
+    if (containers.length === 0) throw errors.badRequest(`a container name must be specified for pod ${name}`)
+    throw errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${all.map((c) => c.name).join(' ')}]`)
+  }
+  if (!all.some((c) => c.name === container)) throw errors.badRequest(`container ${container} is not valid for pod ${name}`)
+  return container
+}
+
+/** The agent's query: the options LogLocation passes on. */
+export function agentLogQuery(options: PodLogOptions): string {
+  const params = new URLSearchParams()
+  if (options.follow) params.set('follow', 'true')
+  if (options.previous) params.set('previous', 'true')
+  if (options.timestamps) params.set('timestamps', 'true')
+  if (options.sinceSeconds !== undefined) params.set('sinceSeconds', String(options.sinceSeconds))
+  // Go formats metav1.Time with RFC3339 (seconds, UTC as stored)
+  if (options.sinceTime !== undefined) params.set('sinceTime', new Date(options.sinceTime).toISOString().replace(/\.\d{3}Z$/, 'Z'))
+  if (options.tailLines !== undefined) params.set('tailLines', String(options.tailLines))
+  if (options.limitBytes !== undefined) params.set('limitBytes', String(options.limitBytes))
+  const query = params.toString()
+  return query ? `?${query}` : ''
+}
+
+const MAX_ERROR_BODY = 50_000
+
+/** Serves GET pods/{name}/log. `getPod` and `getNode` throw the registry's errors (404). */
+export async function servePodLog(
+  request: IncomingMessage,
+  response: ServerResponse,
+  name: string,
+  query: URLSearchParams,
+  lookups: {getPod(): Promise<AnyObject>; getNode(name: string): Promise<AnyObject>; credentials?: AgentCredentials},
+): Promise<void> {
+  const options = decodePodLogOptions(query)
+  const problems = validatePodLogOptions(options)
+  if (problems.length > 0) throw errors.invalid({group: '', kind: 'PodLogOptions'}, name, problems)
+  const pod = await lookups.getPod()
+  const container = logContainer(pod, options.container)
+  const nodeName = pod.spec?.nodeName
+  if (!nodeName) {
+    response.writeHead(200, {'Content-Type': 'text/plain'})
+    response.end()
+    return
+  }
+  const node = await lookups.getNode(nodeName)
+  const target = agentAddress(node)
+  if (!target) throw errors.unavailable(`node "${nodeName}" has no agent address or port in its status`)
+  const path = `/containerLogs/${encodeURIComponent(pod.metadata!.namespace)}/${encodeURIComponent(pod.metadata!.name)}/${encodeURIComponent(container)}${agentLogQuery(options)}`
+  await new Promise<void>((resolve, reject) => {
+    const upstream = httpsRequest(
+      {
+        host: target.host,
+        port: target.port,
+        method: 'GET',
+        path,
+        cert: lookups.credentials?.cert,
+        key: lookups.credentials?.key,
+        rejectUnauthorized: false,
+        agent: false,
+      },
+      (answer) => {
+        const code = answer.statusCode ?? 502
+        if (code < 200 || code > 206) {
+          // GenericHttpResponseChecker: the agent's text becomes the error
+          const chunks: Buffer[] = []
+          let size = 0
+          answer.on('data', (chunk: Buffer) => {
+            if (size < MAX_ERROR_BODY) chunks.push(chunk)
+            size += chunk.length
+          })
+          answer.on('end', () => {
+            const text = Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY).toString('utf8')
+            if (code === 400) reject(errors.badRequest(text))
+            else if (code === 500) reject(errors.internal(text))
+            else reject(new ApiError(code, code === 404 ? 'NotFound' : code === 403 ? 'Forbidden' : code === 401 ? 'Unauthorized' : 'InternalError', text, {group: '', kind: 'pods/log', name}))
+          })
+          answer.on('error', reject)
+          return
+        }
+        response.writeHead(200, {'Content-Type': 'text/plain', ...(options.follow ? {'Transfer-Encoding': 'chunked'} : {})})
+        answer.pipe(response)
+        answer.on('end', resolve)
+        answer.on('error', () => {
+          response.destroy()
+          resolve()
+        })
+      },
+    )
+    upstream.on('error', (error) => {
+      if (response.headersSent) {
+        response.destroy()
+        resolve()
+      } else {
+        reject(errors.unavailable(`error trying to reach the agent of node "${nodeName}": ${error.message}`))
+      }
+    })
+    // a client that goes away ends the agent's stream too
+    response.on('close', () => {
+      if (response.writableFinished) return
+      upstream.destroy()
+      resolve()
+    })
+    upstream.end()
+  })
+}
