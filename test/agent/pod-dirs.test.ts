@@ -3,15 +3,14 @@
 // removed; housekeeping removes the directories of pods that are gone (deleted while no agent ran),
 // and leaves those of running pods and anything else under {root}/pods alone.
 import assert from 'node:assert/strict'
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {CriClient} from '../../src/agent/cri/client.js'
+import type {CriClient} from '../../src/agent/cri/client.js'
 import {PodManager} from '../../src/agent/pods/manager.js'
-import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 import type {AnyObject} from '../../src/api/types.js'
 import {createLogger} from '../../src/machinery/log.js'
+import {startRuntimeHarness, stopRuntimeHarness, type RuntimeHarness} from '../support/process-runtime.js'
 
 async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -22,16 +21,15 @@ async function until(check: () => boolean, what: string, timeoutMs = 20_000): Pr
 }
 
 describe('pod directories on the process runtime', {timeout: 60_000}, () => {
+  let harness: RuntimeHarness | undefined
   let dir: string
-  let runtime: ProcessRuntimeServer
   let cri: CriClient
   let manager: PodManager
   const running = new Set<string>()
   const terminated = new Set<string>()
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-pod-dirs-'))
-    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
-    cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
+    harness = await startRuntimeHarness('orch-pod-dirs-')
+    ;({dir, cri} = harness)
     manager = new PodManager({
       cri,
       rootDir: join(dir, 'agent'),
@@ -43,12 +41,7 @@ describe('pod directories on the process runtime', {timeout: 60_000}, () => {
     })
     await manager.start()
   })
-  after(async () => {
-    await manager?.stop({stopPods: true})
-    cri?.close()
-    await runtime?.close()
-    rmSync(dir, {recursive: true, force: true})
-  })
+  after(() => stopRuntimeHarness(harness, manager))
 
   const pod = (name: string): AnyObject => ({
     metadata: {name, namespace: 'test', uid: `uid-${name}`},

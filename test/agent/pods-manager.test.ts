@@ -12,6 +12,7 @@ import {PodManager} from '../../src/agent/pods/manager.js'
 import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 import type {AnyObject} from '../../src/api/types.js'
 import {createLogger} from '../../src/machinery/log.js'
+import {startRuntimeHarness, stopRuntimeHarness, type RuntimeHarness} from '../support/process-runtime.js'
 
 const quiet = createLogger({write: () => undefined})
 
@@ -34,8 +35,8 @@ function pod(name: string, spec: AnyObject, extra: AnyObject = {}): AnyObject {
 }
 
 describe('pod lifecycle on the process runtime', {timeout: 120_000}, () => {
+  let harness: RuntimeHarness | undefined
   let dir: string
-  let runtime: ProcessRuntimeServer
   let cri: CriClient
   let manager: PodManager
   const statuses = new Map<string, AnyObject[]>()
@@ -81,18 +82,12 @@ describe('pod lifecycle on the process runtime', {timeout: 120_000}, () => {
   }
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-pods-'))
-    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime'), imageRules: ['!docker.io/library/missing*']})
-    cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
+    harness = await startRuntimeHarness('orch-pods-', {imageRules: ['!docker.io/library/missing*']})
+    ;({dir, cri} = harness)
     manager = newManager()
     await manager.start()
   })
-  after(async () => {
-    await manager?.stop({stopPods: true})
-    cri?.close()
-    await runtime?.close()
-    rmSync(dir, {recursive: true, force: true})
-  })
+  after(() => stopRuntimeHarness(harness, manager))
 
   const waitingReason = (status: AnyObject, index = 0): string | undefined => status.containerStatuses?.[index]?.state?.waiting?.reason
   const cond = (status: AnyObject, type: string): string | undefined => status.conditions?.find((c: AnyObject) => c.type === type)?.status

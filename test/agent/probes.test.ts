@@ -3,18 +3,17 @@
 // and restarts the container with the Unhealthy and Killing events, a startup probe holds `started`
 // and keeps liveness off, httpGet and tcpSocket probes against a server a container runs.
 import assert from 'node:assert/strict'
-import {mkdtempSync, rmSync, unlinkSync, writeFileSync} from 'node:fs'
+import {unlinkSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {CriClient} from '../../src/agent/cri/client.js'
+import type {CriClient} from '../../src/agent/cri/client.js'
 import {AgentEvents} from '../../src/agent/events.js'
 import {PodManager} from '../../src/agent/pods/manager.js'
-import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 import type {AnyObject} from '../../src/api/types.js'
 import type {EventType, ObjectReference} from '../../src/client/events.js'
 import {createLogger} from '../../src/machinery/log.js'
+import {startRuntimeHarness, stopRuntimeHarness, type RuntimeHarness} from '../support/process-runtime.js'
 
 const quiet = createLogger({write: () => undefined})
 
@@ -51,8 +50,8 @@ async function freePort(): Promise<number> {
 }
 
 describe('container probes on the process runtime', {timeout: 180_000}, () => {
+  let harness: RuntimeHarness | undefined
   let dir: string
-  let runtime: ProcessRuntimeServer
   let cri: CriClient
   let manager: PodManager
   let events: RecordingEvents
@@ -93,9 +92,8 @@ describe('container probes on the process runtime', {timeout: 180_000}, () => {
   const container = (status: AnyObject, name: string): AnyObject => status.containerStatuses.find((c: AnyObject) => c.name === name)
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-probes-'))
-    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
-    cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
+    harness = await startRuntimeHarness('orch-probes-')
+    ;({dir, cri} = harness)
     events = new RecordingEvents(notify)
     manager = new PodManager({
       cri,
@@ -112,12 +110,7 @@ describe('container probes on the process runtime', {timeout: 180_000}, () => {
     })
     await manager.start()
   })
-  after(async () => {
-    await manager?.stop({stopPods: true})
-    cri?.close()
-    await runtime?.close()
-    rmSync(dir, {recursive: true, force: true})
-  })
+  after(() => stopRuntimeHarness(harness, manager))
 
   it('a readiness exec probe failing then succeeding flips containerStatuses[].ready and the Ready/ContainersReady conditions, and back', async () => {
     const flag = join(dir, 'ready-flag')
