@@ -74,6 +74,11 @@ export interface AgentSettings {
   syncFrequencyMs: number
   clusterDNS: string[]
   clusterDomain: string
+  /** container log rotation: containerLogMaxSize in bytes (negative: none), containerLogMaxFiles, -MaxWorkers, -MonitorInterval */
+  containerLogMaxSizeBytes: number
+  containerLogMaxFiles: number
+  containerLogMaxWorkers: number
+  containerLogMonitorIntervalMs: number
   relistPeriodMs: number
   agentVersion: string
 }
@@ -243,6 +248,7 @@ export class Agent {
       seccompDefault: s.seccompDefault,
       clusterDNS: s.clusterDNS,
       clusterDomain: s.clusterDomain,
+      logRotation: {maxSizeBytes: s.containerLogMaxSizeBytes, maxFiles: s.containerLogMaxFiles, maxWorkers: s.containerLogMaxWorkers, monitorIntervalMs: s.containerLogMonitorIntervalMs},
       // standalone: no ConfigMaps (a pod that references one waits with CreateContainerConfigError)
       configMaps: this.client ? new ApiConfigMaps(() => this.client!) : undefined,
       logger: this.logger.child({component: 'pods'}),

@@ -5,6 +5,7 @@ import {join, resolve} from 'node:path'
 import {Agent, type AgentSettings} from '../agent/agent.js'
 import {applyFlagOverrides, loadAgentConfiguration, printAgentConfiguration, type AgentConfiguration} from '../agent/config/load.js'
 import type {AnyObject} from '../api/types.js'
+import {quantityBytes} from '../agent/pods/log-rotation.js'
 import {parseDuration} from '../machinery/duration.js'
 import {createLogger} from '../machinery/log.js'
 import {fail} from './fail.js'
@@ -136,6 +137,10 @@ export function settingsFrom(config: AgentConfiguration, flags: AgentFlags, vers
     syncFrequencyMs: parseDuration(config.syncFrequency),
     clusterDNS: config.clusterDNS,
     clusterDomain: config.clusterDomain,
+    containerLogMaxSizeBytes: quantityBytes(config.containerLogMaxSize),
+    containerLogMaxFiles: config.containerLogMaxFiles,
+    containerLogMaxWorkers: config.containerLogMaxWorkers,
+    containerLogMonitorIntervalMs: parseDuration(config.containerLogMonitorInterval),
     relistPeriodMs: parseDuration(flags['relist-period']),
     agentVersion: `v${version}`,
   }

@@ -11,6 +11,7 @@ import {join} from 'node:path'
 import {DurationParseError, parseDuration} from '../../machinery/duration.js'
 import {AGENT_CONFIG_API_VERSION, AGENT_CONFIG_FIELDS, AGENT_CONFIG_KIND, defaultConfiguration, type Field, type FieldType} from './schema.js'
 import {dumpYaml, loadYaml} from '../../machinery/go-yaml.js'
+import {quantityError} from '../../machinery/quantity.js'
 
 export class AgentConfigError extends Error {}
 
@@ -58,12 +59,22 @@ function checkValue(type: FieldType, value: unknown, path: string): unknown {
     }
     case 'duration': {
       if (typeof value !== 'string') return wrong('a duration such as 30s or 5m0s')
+      let ms: number
       try {
-        return goDuration(parseDuration(value))
+        ms = parseDuration(value)
       } catch (error) {
         if (error instanceof DurationParseError) throw new AgentConfigError(`${path}: ${error.message}`)
         throw error
       }
+      if (type.min !== undefined && ms < parseDuration(type.min)) throw new AgentConfigError(`${path}: must be at least ${type.min}, not ${value}`)
+      if (type.max !== undefined && ms > parseDuration(type.max)) throw new AgentConfigError(`${path}: must be at most ${type.max}, not ${value}`)
+      return goDuration(ms)
+    }
+    case 'quantity': {
+      if (typeof value !== 'string') return wrong('a quantity such as 10Mi')
+      const problem = quantityError(value)
+      if (problem) throw new AgentConfigError(`${path}: ${problem}`)
+      return value
     }
     case 'enum':
       if (typeof value !== 'string' || !type.values.includes(value)) throw new AgentConfigError(`${path}: must be one of ${type.values.join(', ')}, not ${describe(value)}`)

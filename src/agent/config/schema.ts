@@ -6,7 +6,8 @@ export type FieldType =
   | {kind: 'string'}
   | {kind: 'integer'; min?: number; max?: number}
   | {kind: 'boolean'}
-  | {kind: 'duration'}
+  | {kind: 'duration'; min?: string; max?: string}
+  | {kind: 'quantity'}
   | {kind: 'enum'; values: readonly string[]}
   | {kind: 'list'; of: FieldType}
   | {kind: 'map'; of: 'string' | 'boolean'}
@@ -23,6 +24,7 @@ const string = (def: string | undefined, description: string): Field => ({type: 
 const integer = (def: number, description: string, min?: number, max?: number): Field => ({type: {kind: 'integer', min, max}, default: def, description})
 const boolean = (def: boolean, description: string): Field => ({type: {kind: 'boolean'}, default: def, description})
 const duration = (def: string, description: string): Field => ({type: {kind: 'duration'}, default: def, description})
+const quantity = (def: string, description: string): Field => ({type: {kind: 'quantity'}, default: def, description})
 const struct = (fields: Record<string, Field>, description: string): Field => ({type: {kind: 'struct', fields}, description})
 
 const taint: FieldType = {
@@ -97,6 +99,10 @@ export const AGENT_CONFIG_FIELDS: Record<string, Field> = {
   cgroupRoot: string('', 'reserved: the root cgroup of pods'),
   evictionHard: {type: {kind: 'map', of: 'string'}, default: {}, description: 'reserved: hard eviction thresholds'},
   podLogsDir: string('/var/log/pods', 'reserved: pod logs live under {root}/pods'),
+  containerLogMaxSize: quantity('10Mi', 'a running container\'s log file larger than this is rotated (a negative size: no rotation)'),
+  containerLogMaxFiles: integer(5, 'log files kept per container: the current one and the rotated ones', 2),
+  containerLogMaxWorkers: integer(1, 'containers whose logs are rotated at the same time', 1),
+  containerLogMonitorInterval: {type: {kind: 'duration', min: '3s'}, default: '10s', description: 'how often container log sizes are checked (at least 3s)'},
   shutdownGracePeriod: duration('0s', 'reserved: graceful node shutdown'),
   nftables: struct({skipKernelVersionCheck: boolean(false, 'allow nftables proxy mode on kernels below 5.13')}, 'nftables proxy mode'),
 }

@@ -29,6 +29,7 @@ import {
 import type {ConfigMapSource} from './configmap-volume.js'
 import {criMessage, ensureImage, type Backoff, type ImageDependencies} from './image-ensure.js'
 import {ImagePuller} from './image-puller.js'
+import {ContainerLogRotator, type LogRotationOptions} from './log-rotation.js'
 import {removePodDirectories} from './pod-dirs.js'
 import {Prober} from './prober.js'
 import {removeOrphanedPods, startSandbox} from './runtime-pods.js'
@@ -56,6 +57,8 @@ export interface PodManagerOptions {
   clusterDomain?: string
   /** ConfigMaps for env, envFrom and configMap volumes (the API); none in standalone mode */
   configMaps?: ConfigMapSource
+  /** container log rotation (containerLogMaxSize, ...; see log-rotation.ts); none: logs are not rotated */
+  logRotation?: Pick<LogRotationOptions, 'maxSizeBytes' | 'maxFiles' | 'maxWorkers' | 'monitorIntervalMs'>
   statusSink?: (pod: AnyObject) => void
   /** the kubelet's Events about pods and containers (src/agent/events.ts); none: not recorded */
   events?: AgentEvents
@@ -110,8 +113,11 @@ export class PodManager {
   private readonly actuated: PodResourceState | undefined
   /** startup, liveness and readiness probes of the pods' containers */
   private readonly prober: Prober
+  /** the kubelet's ContainerLogManager: rotates the running containers' log files */
+  private readonly logRotator: ContainerLogRotator | undefined
 
   constructor(private readonly options: PodManagerOptions) {
+    if (options.logRotation) this.logRotator = new ContainerLogRotator({...options.logRotation, cri: options.cri, logger: options.logger, now: options.now})
     this.prober = new Prober({cri: options.cri, events: options.events, logger: options.logger, onChange: (uid) => this.wake(uid)})
     this.imagePuller = new ImagePuller({serialize: options.serializeImagePulls ?? true})
     if (options.imagePullRecords) this.pullRecords = new PullRecords(join(options.rootDir, 'image_manager'))
@@ -191,9 +197,11 @@ export class PodManager {
     await this.relist().catch((error) => this.options.logger.warn('first relist failed', {error: (error as Error).message}))
     this.started = true
     this.scheduleRelist()
+    if (!this.stopped) this.logRotator?.start()
   }
 
   async stop(options: {stopPods?: boolean} = {}): Promise<void> {
+    await this.logRotator?.stop()
     if (options.stopPods) {
       for (const [uid, entry] of this.entries) {
         entry.removed = true

@@ -4,8 +4,10 @@
 // output is the content, with the entry's timestamp before each whole line when `timestamps`;
 // `tailLines` starts that many entries before the end of the file, `sinceSeconds`/`sinceTime` skip
 // entries older than the later of the two, `limitBytes` stops after that many bytes of output, and
-// `follow` goes on with what is written later until the container no longer runs.
-import {open, type FileHandle} from 'node:fs/promises'
+// `follow` goes on with what is written later until the container no longer runs; when the file is
+// rotated meanwhile (renamed away, a new one at the path: log-rotation.ts), following finishes the old
+// file and goes on with the new one, as the kubelet's ReadLogs does on its rename/create events.
+import {open, stat, type FileHandle} from 'node:fs/promises'
 
 export interface ContainerLogOptions {
   follow?: boolean
@@ -187,6 +189,20 @@ export async function streamContainerLog(
         rest = Buffer.from(split.rest)
         for (const line of split.lines) renderer.line(line)
         continue
+      }
+      // nothing new: has the file been rotated (another file at the path now)?
+      const current = await stat(path).catch(() => undefined)
+      if (current && current.ino !== (await file.stat()).ino) {
+        const last = await file.read(buffer, 0, buffer.length, offset)
+        if (last.bytesRead > 0) continue // the old file still had some: read it to its end first
+        const next = await open(path, 'r').catch(() => undefined)
+        if (next) {
+          await file.close()
+          file = next
+          offset = 0
+          rest = Buffer.alloc(0)
+          continue
+        }
       }
       if (Date.now() - lastCheck >= checkMs) {
         lastCheck = Date.now()

@@ -1,7 +1,7 @@
 // Writes a container's stdout and stderr to its log file in the CRI log format, one entry per line:
 // `<RFC3339Nano timestamp> <stream> <tag> <content>\n`, tag `F` for a full line and `P` for a part of
 // a line longer than the maximum (the rest follows in further entries, the last one tagged `F`).
-import {createWriteStream, mkdirSync, type WriteStream} from 'node:fs'
+import {createWriteStream, mkdirSync, openSync, type WriteStream} from 'node:fs'
 import {dirname} from 'node:path'
 import type {Readable} from 'node:stream'
 import {nowNs, rfc3339Nano} from './clock.js'
@@ -70,10 +70,17 @@ export class CriLogWriter {
     this.out.write(Buffer.concat([Buffer.from(`${rfc3339Nano(nowNs())} ${name} ${tag} `), content, Buffer.from('\n')]))
   }
 
-  /** Opens the log path again (after the agent rotated the file away). */
+  /**
+   * Opens the log path again (after the agent rotated the file away): what is written from now on goes
+   * to a new file at the path, created before this returns; what was queued for the old file still
+   * goes there. Throws (the old file kept) when the path cannot be opened.
+   */
   reopen(): void {
+    const fd = openSync(this.path, 'a', 0o640)
+    const stream = createWriteStream(this.path, {fd})
+    stream.on('error', () => {})
     const old = this.out
-    this.out = CriLogWriter.open(this.path)
+    this.out = stream
     old.end()
   }
 
