@@ -13,7 +13,7 @@ import {join} from 'node:path'
 import type {AnyObject} from '../../api/types.js'
 import {objectKey} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
-import {isCriError, type CriClient} from '../cri/client.js'
+import type {CriClient} from '../cri/client.js'
 import type {Container, DeepPartial, PodSandbox, PodSandboxConfig} from '../cri/types.js'
 import type {AgentEvents} from '../events.js'
 import {cgroupReading, hostCapacity, internalIP, type CgroupReading} from '../host.js'
@@ -31,6 +31,7 @@ import {criMessage, ensureImage, type Backoff, type ImageDependencies} from './i
 import {ImagePuller} from './image-puller.js'
 import {ContainerLogRotator, type LogRotationOptions} from './log-rotation.js'
 import {removePodDirectories} from './pod-dirs.js'
+import {byAttempt, PodViews} from './pod-view.js'
 import {Prober} from './prober.js'
 import {removeOrphanedPods, startSandbox} from './runtime-pods.js'
 import {PodResourceState, PullRecords} from './state-files.js'
@@ -88,12 +89,10 @@ interface PodEntry {
   timer?: NodeJS.Timeout
 }
 
-const byAttempt = (a: Container, b: Container): number => (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0) || Number(BigInt(a.createdAt) - BigInt(b.createdAt))
 
 export class PodManager {
   private readonly entries = new Map<string, PodEntry>()
   private readonly listeners = new Set<(pod: AnyObject) => void>()
-  private readonly exitedStatus = new Map<string, ContainerInstance['status']>()
   private relistSignatures = new Map<string, string>()
   private relistTimer: NodeJS.Timeout | undefined
   private started = false
@@ -113,6 +112,8 @@ export class PodManager {
   private readonly actuated: PodResourceState | undefined
   /** startup, liveness and readiness probes of the pods' containers */
   private readonly prober: Prober
+  /** what the runtime holds for each pod */
+  private readonly views: PodViews
   /** the kubelet's ContainerLogManager: rotates the running containers' log files */
   private readonly logRotator: ContainerLogRotator | undefined
 
@@ -141,6 +142,7 @@ export class PodManager {
       clusterDomain: options.clusterDomain ?? '',
       configMaps: options.configMaps,
     }
+    this.views = new PodViews(options.cri, this.context.hostIP)
     this.backoffInitial = options.backoff?.initialMs ?? 10_000
     this.backoffMax = options.backoff?.maxMs ?? 300_000
     this.now = options.now ?? (() => new Date())
@@ -342,55 +344,13 @@ export class PodManager {
     })
   }
 
-  private async runtimeOf(uid: string): Promise<{sandboxes: PodSandbox[]; containers: Container[]}> {
-    const selector = {labelSelector: {[LABEL_POD_UID]: uid}}
-    const [sandboxes, containers] = await Promise.all([this.options.cri.listPodSandbox(selector), this.options.cri.listContainers(selector)])
-    return {sandboxes: sandboxes.sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt))), containers}
+  private runtimeOf(uid: string): Promise<{sandboxes: PodSandbox[]; containers: Container[]}> {
+    return this.views.runtimeOf(uid)
   }
 
   private async viewOf(entry: PodEntry, sandboxes: PodSandbox[], containers: Container[]): Promise<PodView> {
-    const ready = sandboxes.find((s) => s.state === 'SANDBOX_READY')
-    const latest = new Map<string, ContainerInstance>()
-    const previous = new Map<string, ContainerInstance>()
-    const byName = new Map<string, Container[]>()
-    for (const container of containers) {
-      const name = container.labels?.[LABEL_CONTAINER_NAME] ?? container.metadata?.name ?? ''
-      byName.set(name, [...(byName.get(name) ?? []), container])
-    }
-    for (const [name, list] of byName) {
-      list.sort(byAttempt)
-      const last = list[list.length - 1]
-      latest.set(name, {container: last, status: await this.statusOf(last)})
-      if (list.length > 1) {
-        const before = list[list.length - 2]
-        previous.set(name, {container: before, status: await this.statusOf(before)})
-      }
-    }
-    // a host-network pod's IPs are the node's (the kubelet's generateAPIPodStatus), also for status.podIP in env
-    let podIP: string | undefined = entry.pod.spec?.hostNetwork === true ? this.context.hostIP || undefined : undefined
-    if (ready && !podIP) {
-      try {
-        podIP = (await this.options.cri.podSandboxStatus(ready.id)).status?.network?.ip || undefined
-      } catch {
-        podIP = undefined
-      }
-    }
-    const view: PodView = {latest, previous, podIP, sandboxReady: ready !== undefined, waiting: entry.waiting, initialized: entry.initialized, failed: entry.failed, terminated: entry.terminated, runtimeName: this.runtimeName}
-    entry.view = view
-    return view
-  }
-
-  private async statusOf(container: Container): Promise<ContainerInstance['status']> {
-    const cached = this.exitedStatus.get(container.id)
-    if (cached) return cached
-    try {
-      const status = (await this.options.cri.containerStatus(container.id)).status ?? undefined
-      if (status?.state === 'CONTAINER_EXITED') this.exitedStatus.set(container.id, status)
-      return status
-    } catch (error) {
-      if (isCriError(error)) return undefined
-      throw error
-    }
+    entry.view = await this.views.viewOf(entry, sandboxes, containers, this.runtimeName)
+    return entry.view
   }
 
   // ------------------------------------------------------------------------------------ running
@@ -531,7 +491,7 @@ export class PodManager {
     for (const old of mine.slice(0, -2)) {
       if (old.state !== 'CONTAINER_EXITED') continue
       await cri.removeContainer(old.id).catch(() => undefined)
-      this.exitedStatus.delete(old.id)
+      this.views.forget([old.id])
     }
     await this.viewOf(entry, sandboxes, containers.filter((c) => !mine.slice(0, -2).includes(c) || c.state !== 'CONTAINER_EXITED'))
   }
@@ -563,7 +523,7 @@ export class PodManager {
     }
     entry.view!.sandboxReady = false
     entry.waiting.clear()
-    for (const container of containers) this.exitedStatus.delete(container.id)
+    this.views.forget(containers.map((container) => container.id))
   }
 
   // ------------------------------------------------------------------------------------ status
