@@ -6,26 +6,11 @@
 import type {AnyObject} from '../api/types.js'
 import {byteLength} from '../machinery/field-errors.js'
 import {TotalAnnotationSizeLimitB} from '../machinery/validation.js'
+import {goJSON} from '../machinery/field-path.js'
 
 /** Kubernetes' annotation key: kubectl writes and reads it by this name, so it is not renamed */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration'
 const KUBECTL_MANAGER = 'kubectl'
-
-/** A JSON value as Go's json.Marshal writes decoded JSON: keys sorted, `<`, `>`, `&`, U+2028 and U+2029
- *  escaped (objects without a prototype, so that a key named __proto__ is a key like any other). */
-export function goMarshal(value: unknown): string {
-  const sorted = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(sorted)
-    if (v === null || typeof v !== 'object') return v
-    const out: Record<string, unknown> = Object.create(null)
-    for (const key of Object.keys(v).sort()) {
-      const child = (v as AnyObject)[key]
-      if (child !== undefined) out[key] = sorted(child)
-    }
-    return out
-  }
-  return JSON.stringify(sorted(value)).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-}
 
 /** buildLastApplied: the applied configuration without the annotation itself, as
  *  runtime.Encode(unstructured.UnstructuredJSONScheme, …) writes it (json.Encoder: a trailing newline). */
@@ -36,7 +21,7 @@ function lastAppliedOf(configuration: AnyObject): string {
     delete annotations[LAST_APPLIED_ANNOTATION]
     metadata.annotations = annotations
   }
-  return goMarshal({...configuration, metadata}) + '\n'
+  return goJSON({...configuration, metadata}) + '\n'
 }
 
 /** After an apply by `kubectl`: the result's last-applied annotation, when it has one, becomes the

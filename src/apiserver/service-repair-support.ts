@@ -6,6 +6,7 @@ import type {AnyObject} from '../api/types.js'
 import type {Logger} from '../machinery/log.js'
 import {formatMicroTime} from '../machinery/managed-fields.js'
 import type {ResourceRegistry} from './registry.js'
+import {EventNames} from '../client/index.js'
 
 /** An isomorphic event observed again within this window adds to the first one's series (client-go's
  *  finishTime, 6 minutes); after it a new Event is written. */
@@ -28,7 +29,7 @@ interface Written {
  * never fails the repair: a write that fails is logged and dropped.
  */
 export class RepairEvents implements EventSink {
-  private lastNanos = 0n
+  private readonly names = new EventNames()
   private readonly written = new Map<string, Written>()
   private readonly instance: string
 
@@ -39,13 +40,6 @@ export class RepairEvents implements EventSink {
     private readonly now: () => Date,
   ) {
     this.instance = `${controller}-${hostname()}`
-  }
-
-  private nanos(ms: number): bigint {
-    let n = BigInt(ms) * 1_000_000n
-    if (n <= this.lastNanos) n = this.lastNanos + 1n
-    this.lastNanos = n
-    return n
   }
 
   async warning(regarding: AnyObject, reason: string, action: string, note: string): Promise<void> {
@@ -70,7 +64,7 @@ export class RepairEvents implements EventSink {
         return
       }
       const namespace: string = meta.namespace || 'default'
-      const name = `${meta.name}.${this.nanos(now.getTime()).toString(16)}`
+      const name = this.names.next(meta.name, now.getTime())
       const event = {
         apiVersion: 'v1',
         kind: 'Event',

@@ -80,11 +80,24 @@ function compact(ref: ObjectReference): ObjectReference {
   return Object.fromEntries(Object.entries(ref).filter(([, value]) => value !== undefined && value !== '')) as ObjectReference
 }
 
+/** Event names as client-go's recorders make them: `<object name>.<unix nanoseconds in hex>`, the stamp
+ *  increasing from one name to the next even within one millisecond. */
+export class EventNames {
+  private lastNanos = 0n
+
+  next(objectName: string | undefined, ms: number): string {
+    let n = BigInt(ms) * 1_000_000n
+    if (n <= this.lastNanos) n = this.lastNanos + 1n
+    this.lastNanos = n
+    return `${objectName}.${n.toString(16)}`
+  }
+}
+
 export class EventRecorder {
   private readonly waiting: (() => Promise<void>)[] = []
   private running = 0
   private idle: (() => void)[] = []
-  private lastNanos = 0n
+  private readonly names = new EventNames()
   private readonly written = new Map<string, Written>()
   private readonly buckets = new Map<string, Bucket>()
   private readonly instance: string
@@ -175,14 +188,6 @@ export class EventRecorder {
     }
   }
 
-  /** Unique, increasing nanosecond stamps for event names. */
-  private nanos(ms: number): bigint {
-    let n = BigInt(ms) * 1_000_000n
-    if (n <= this.lastNanos) n = this.lastNanos + 1n
-    this.lastNanos = n
-    return n
-  }
-
   private async write(ref: ObjectReference, type: EventType, reason: string, message: string, action: string | undefined, at: number): Promise<void> {
     const client = typeof this.client === 'function' ? this.client() : this.client
     const namespace = ref.namespace || 'default'
@@ -203,7 +208,7 @@ export class EventRecorder {
           this.written.delete(key)
         }
       }
-      const name = `${ref.name}.${this.nanos(at).toString(16)}`
+      const name = this.names.next(ref.name, at)
       const event = {
         apiVersion: 'v1',
         kind: 'Event',

@@ -52,5 +52,5 @@ export {
   type WatchHandlers,
   type WatchOptions,
 } from './watch.js'
-export {CLIENT_GO_SPAM_FILTER, EventRecorder, referenceOf, type EventRecorderOptions, type EventType, type ObjectReference} from './events.js'
+export {CLIENT_GO_SPAM_FILTER, EventNames, EventRecorder, referenceOf, type EventRecorderOptions, type EventType, type ObjectReference} from './events.js'
 export {Informer, objectKey, type InformerHandlers, type InformerOptions} from './informer.js'

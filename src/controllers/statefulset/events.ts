@@ -2,14 +2,14 @@
 // writes them (name `<object>.<unix nanoseconds in hex>`, source and reporting component, count 1).
 // Recording never fails the caller: a write that fails is logged and dropped.
 import type {AnyObject} from '../../api/types.js'
-import type {RestClient} from '../../client/index.js'
+import {EventNames, type RestClient} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
 import {formatTime} from '../../machinery/managed-fields.js'
 
 export type EventType = 'Normal' | 'Warning'
 
 export class EventRecorder {
-  private lastNanos = 0n
+  private readonly names = new EventNames()
 
   constructor(
     private readonly client: RestClient,
@@ -18,14 +18,6 @@ export class EventRecorder {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Unique, increasing nanosecond stamps for event names. */
-  private nanos(ms: number): bigint {
-    let n = BigInt(ms) * 1_000_000n
-    if (n <= this.lastNanos) n = this.lastNanos + 1n
-    this.lastNanos = n
-    return n
-  }
-
   async event(object: AnyObject, type: EventType, reason: string, message: string): Promise<void> {
     const ms = this.now()
     const meta = object.metadata ?? {}
@@ -33,7 +25,7 @@ export class EventRecorder {
     const event = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: {name: `${meta.name}.${this.nanos(ms).toString(16)}`, namespace},
+      metadata: {name: this.names.next(meta.name, ms), namespace},
       involvedObject: {
         kind: object.kind,
         namespace: meta.namespace,

@@ -3,6 +3,7 @@
 // pod health, ControllerRevisions (data, hash, name) and the status arithmetic.
 import type {AnyObject} from '../../api/types.js'
 import type {OwnerReference} from '../../api/types.js'
+import {goJSON} from '../../machinery/field-path.js'
 
 /** apps.StatefulSetPodNameLabel */
 export const POD_NAME_LABEL = 'statefulset.orch.io/pod-name'
@@ -282,11 +283,6 @@ export function msUntilAvailable(pod: Pod, minReadySeconds: number, now: number)
 
 // ---------- revisions ----------
 
-/** Go's json.Marshal of decoded JSON: object keys sorted, <, >, &, U+2028 and U+2029 escaped. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value)).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-}
-
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys)
   if (value === null || typeof value !== 'object') return value
@@ -324,7 +320,7 @@ function safeEncode(text: string): string {
 
 /** history.HashControllerRevision: FNV-32 of the data bytes and the collision count, safely encoded. */
 export function hashRevision(data: AnyObject, collisionCount: number | undefined): string {
-  const text = canonicalJson(data) + (collisionCount === undefined ? '' : String(collisionCount))
+  const text = goJSON(data) + (collisionCount === undefined ? '' : String(collisionCount))
   return safeEncode(String(fnv32(Buffer.from(text, 'utf8'))))
 }
 
@@ -351,7 +347,7 @@ export function newRevision(set: StatefulSet, revision: number, collisionCount: 
 /** history.EqualRevision: same data (compared as Kubernetes compares the raw bytes). */
 export function equalRevision(a: Revision | undefined, b: Revision | undefined): boolean {
   if (!a || !b) return a === b
-  return canonicalJson(a.data ?? null) === canonicalJson(b.data ?? null)
+  return goJSON(a.data ?? null) === goJSON(b.data ?? null)
 }
 
 /** history.SortControllerRevisions: by revision number, then creation time, then name. */
