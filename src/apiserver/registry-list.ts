@@ -125,6 +125,8 @@ export class ResourceLister {
    *  on with a write to this resource), then 504 Too large resource version, as Kubernetes answers. */
   async waitFresh(requested: number): Promise<void> {
     if (requested <= 0) return
+    // the cache never runs ahead of storage: when it has the revision, storage has it too (no read)
+    if (this.cache.synced && this.cache.revision >= requested) return
     if ((await this.store.currentRevision()) >= requested) return
     await this.cache.start()
     if (this.cache.revision >= requested) return
