@@ -6,7 +6,7 @@
 // in the order they happened. Recording never waits for the API nor fails the caller: a write that
 // fails is logged and dropped. Without an API client (standalone) events are only logged.
 import type {AnyObject} from '../api/types.js'
-import {CLIENT_GO_SPAM_FILTER, EventRecorder, type EventType, type ObjectReference} from '../client/events.js'
+import {CLIENT_GO_SPAM_FILTER, EventRecorder, referenceOf, type EventType, type ObjectReference} from '../client/events.js'
 import type {RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
 
@@ -24,20 +24,6 @@ export interface AgentEventsOptions {
   maxQueued?: number
 }
 
-/** Go's time.Duration String() of a duration in whole milliseconds (`345ms`, `1.234s`, `2m3.5s`). */
-export function goDuration(ms: number): string {
-  ms = Math.max(0, Math.floor(ms))
-  if (ms === 0) return '0s'
-  if (ms < 1000) return `${ms}ms`
-  const hours = Math.floor(ms / 3_600_000)
-  const minutes = Math.floor((ms % 3_600_000) / 60_000)
-  const rest = ms % 60_000
-  const seconds = `${Math.floor(rest / 1000)}${rest % 1000 ? `.${String(rest % 1000).padStart(3, '0').replace(/0+$/, '')}` : ''}s`
-  if (hours > 0) return `${hours}h${minutes}m${seconds}`
-  if (minutes > 0) return `${minutes}m${seconds}`
-  return seconds
-}
-
 /** The kubelet's format.Pod: `name_namespace(uid)`. */
 function podName(pod: AnyObject): string {
   return `${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})`
@@ -45,19 +31,10 @@ function podName(pod: AnyObject): string {
 
 /** The kubelet's container reference: the pod, fieldPath `spec.containers{name}` (or initContainers). */
 export function containerReference(pod: AnyObject, container: string): ObjectReference {
-  const meta = pod.metadata ?? {}
   const init = (pod.spec?.initContainers ?? []).some((c: AnyObject) => c.name === container)
   const ephemeral = !init && (pod.spec?.ephemeralContainers ?? []).some((c: AnyObject) => c.name === container)
   const field = init ? 'initContainers' : ephemeral ? 'ephemeralContainers' : 'containers'
-  return {
-    kind: 'Pod',
-    namespace: meta.namespace,
-    name: meta.name,
-    uid: meta.uid,
-    apiVersion: 'v1',
-    resourceVersion: meta.resourceVersion,
-    fieldPath: `spec.${field}{${container}}`,
-  }
+  return referenceOf(pod, `spec.${field}{${container}}`)
 }
 
 /** Reports events about one container of a pod (what the image manager is given). */

@@ -29,3 +29,19 @@ export function formatDuration(ms: number): string {
   if (ms % 1_000 === 0) return `${ms / 1_000}s`
   return `${ms}ms`
 }
+
+/** Go's time.Duration.String(): 5m0s, 30s, 1h0m0s, 200ms, 1.5s. */
+export function goDuration(ms: number): string {
+  if (ms === 0) return '0s'
+  const sign = ms < 0 ? '-' : ''
+  let rest = Math.abs(ms)
+  if (rest < 1000) return `${sign}${rest}ms`
+  const hours = Math.floor(rest / 3_600_000)
+  rest -= hours * 3_600_000
+  const minutes = Math.floor(rest / 60_000)
+  rest -= minutes * 60_000
+  const seconds = `${Number((rest / 1000).toFixed(3))}s`
+  if (hours > 0) return `${sign}${hours}h${minutes}m${seconds}`
+  if (minutes > 0) return `${sign}${minutes}m${seconds}`
+  return `${sign}${seconds}`
+}

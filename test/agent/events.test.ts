@@ -5,7 +5,8 @@
 // written in standalone mode.
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
-import {AgentEvents, goDuration} from '../../src/agent/events.js'
+import {AgentEvents} from '../../src/agent/events.js'
+import {goDuration} from '../../src/machinery/duration.js'
 import type {AnyObject} from '../../src/api/types.js'
 import {ApiStatusError, type RestClient} from '../../src/client/index.js'
 import {createLogger} from '../../src/machinery/log.js'

@@ -12,6 +12,7 @@ import {DurationParseError, parseDuration} from '../../machinery/duration.js'
 import {AGENT_CONFIG_API_VERSION, AGENT_CONFIG_FIELDS, AGENT_CONFIG_KIND, defaultConfiguration, type Field, type FieldType} from './schema.js'
 import {dumpYaml, loadYaml} from '../../machinery/go-yaml.js'
 import {quantityError} from '../../machinery/quantity.js'
+import {goDuration} from '../../machinery/duration.js'
 
 export class AgentConfigError extends Error {}
 
@@ -20,22 +21,6 @@ export type AgentConfiguration = Record<string, any>
 type Plain = Record<string, unknown>
 
 const isPlain = (value: unknown): value is Plain => typeof value === 'object' && value !== null && !Array.isArray(value)
-
-/** Go's time.Duration.String(): 5m0s, 30s, 1h0m0s, 200ms, 1.5s. */
-export function goDuration(ms: number): string {
-  if (ms === 0) return '0s'
-  const sign = ms < 0 ? '-' : ''
-  let rest = Math.abs(ms)
-  if (rest < 1000) return `${sign}${rest}ms`
-  const hours = Math.floor(rest / 3_600_000)
-  rest -= hours * 3_600_000
-  const minutes = Math.floor(rest / 60_000)
-  rest -= minutes * 60_000
-  const seconds = `${Number((rest / 1000).toFixed(3))}s`
-  if (hours > 0) return `${sign}${hours}h${minutes}m${seconds}`
-  if (minutes > 0) return `${sign}${minutes}m${seconds}`
-  return `${sign}${seconds}`
-}
 
 function describe(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`

@@ -4,7 +4,8 @@
 // With `events`, the image manager's events about the container: Pulling, Pulled (or "already present"),
 // Failed, BackOff, ErrImageNeverPull, and the `Error: <reason>` the kubelet adds when the image is not there.
 import type {AnyObject} from '../../api/types.js'
-import {goDuration, type ContainerEvents} from '../events.js'
+import {goDuration} from '../../machinery/duration.js'
+import type {ContainerEvents} from '../events.js'
 import type {CriClient} from '../cri/client.js'
 import type {ImagePuller} from './image-puller.js'
 import type {PullRecords} from './state-files.js'
