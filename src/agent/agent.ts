@@ -236,6 +236,9 @@ export class Agent {
   private async startPods(): Promise<void> {
     const s = this.settings
     const cri = this.cri!
+    // one ConfigMap source for containers and the volume refresher; standalone: none (a pod that
+    // references one waits with CreateContainerConfigError)
+    const configMaps = this.client ? new ApiConfigMaps(() => this.client!) : undefined
     this.pods = new PodManager({
       cri,
       rootDir: s.rootDir,
@@ -249,8 +252,7 @@ export class Agent {
       clusterDNS: s.clusterDNS,
       clusterDomain: s.clusterDomain,
       logRotation: {maxSizeBytes: s.containerLogMaxSizeBytes, maxFiles: s.containerLogMaxFiles, maxWorkers: s.containerLogMaxWorkers, monitorIntervalMs: s.containerLogMonitorIntervalMs},
-      // standalone: no ConfigMaps (a pod that references one waits with CreateContainerConfigError)
-      configMaps: this.client ? new ApiConfigMaps(() => this.client!) : undefined,
+      configMaps,
       logger: this.logger.child({component: 'pods'}),
       events: this.events,
       // runtime pods no source has are removed only once every source delivered its pods
@@ -286,7 +288,7 @@ export class Agent {
       const pods = this.pods
       this.configMapRefresher = new ConfigMapRefresher({
         rootDir: s.rootDir,
-        source: new ApiConfigMaps(() => this.client!),
+        source: configMaps!,
         pods: () => pods.pods(),
         periodMs: s.syncFrequencyMs,
         logger: this.logger.child({component: 'configmaps'}),

@@ -110,9 +110,8 @@ export function connect(options: ConnectOptions): Session {
       ...config,
       impersonate: {
         ...fromFile,
+        // impersonationOf sets groups and uid only when given, so the file's stay otherwise
         ...impersonate,
-        groups: impersonate.groups ?? fromFile?.groups,
-        uid: impersonate.uid ?? fromFile?.uid,
       },
     }
   }

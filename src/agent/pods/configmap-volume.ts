@@ -5,10 +5,10 @@
 //   <key> -> ..data/<key>     one symlink per top-level name, so readers see a whole version or the other
 // The payload is MakePayload's: every key of data and binaryData (no items), or the items' keys at
 // their paths; a missing key of an items list fails unless the volume is optional.
-import {chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync} from 'node:fs'
+import {chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync} from 'node:fs'
 import {dirname, join, normalize} from 'node:path'
 import type {AnyObject} from '../../api/types.js'
-import {podDirectory} from './pod-dirs.js'
+import {mkdirWithMode, podDirectory} from './pod-dirs.js'
 
 /** Where a pod's ConfigMaps come from: the API (the agent's client), or nothing in standalone mode. */
 export interface ConfigMapSource {
@@ -106,8 +106,7 @@ const topLevel = (path: string): string => path.split('/')[0]!
  */
 export function writeAtomically(target: string, payload: Map<string, FileProjection>, now = new Date()): boolean {
   for (const path of payload.keys()) if (!validPath(path)) throw new Error(`invalid path ${JSON.stringify(path)}: must be relative and may not contain '..'`)
-  mkdirSync(target, {recursive: true, mode: VOLUME_DIR_MODE})
-  if ((statSync(target).mode & 0o777) !== VOLUME_DIR_MODE) chmodSync(target, VOLUME_DIR_MODE)
+  mkdirWithMode(target, VOLUME_DIR_MODE)
   const current = currentPayload(target)
   if (samePayload(payload, current)) return false
   let oldDir: string | undefined

@@ -21,7 +21,6 @@ import type {Logger} from '../../machinery/log.js'
 import {parseQuantity, quantityValue} from '../../machinery/quantity.js'
 import type {CriClient} from '../cri/client.js'
 
-export const ROTATED_TIMESTAMP_LAYOUT = '20060102-150405'
 const COMPRESS_SUFFIX = '.gz'
 const TMP_SUFFIX = '.tmp'
 
@@ -73,11 +72,6 @@ export function excessRotated(inUse: string[], maxFiles: number): {remove: strin
   const keepCount = Math.max(0, maxFiles - 2)
   const cut = Math.max(0, sorted.length - keepCount)
   return {remove: sorted.slice(0, cut), keep: sorted.slice(cut)}
-}
-
-/** The rotated files of `log` in use, oldest first, then `log` itself (the kubelet's GetAllLogs). */
-export async function allLogs(log: string): Promise<string[]> {
-  return [...partitionRotated(await rotatedFiles(log)).inUse.sort(), log]
 }
 
 /** Every `<log>.*` file. */

@@ -521,7 +521,6 @@ export class PodManager {
       await cri.stopPodSandbox(sandbox.id).catch(() => undefined)
       await cri.removePodSandbox(sandbox.id).catch(() => undefined)
     }
-    entry.view!.sandboxReady = false
     entry.waiting.clear()
     this.views.forget(containers.map((container) => container.id))
   }

@@ -18,11 +18,16 @@ export function podLogDirectory(rootDir: string, pod: AnyObject): string {
   return join(rootDir, 'pods', `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid}`)
 }
 
+/** Creates the directory (and its parents) when missing, with exactly `mode` whatever the umask. */
+export function mkdirWithMode(path: string, mode: number): void {
+  mkdirSync(path, {recursive: true, mode})
+  if ((statSync(path).mode & 0o777) !== mode) chmodSync(path, mode)
+}
+
 /** Creates (when missing) the emptyDir volume `name` of pod `uid` and returns its path. */
 export function ensureEmptyDir(rootDir: string, uid: string, name: string): string {
   const path = join(podDirectory(rootDir, uid), 'volumes', 'empty-dir', name)
-  mkdirSync(path, {recursive: true, mode: EMPTY_DIR_MODE})
-  if ((statSync(path).mode & 0o777) !== EMPTY_DIR_MODE) chmodSync(path, EMPTY_DIR_MODE)
+  mkdirWithMode(path, EMPTY_DIR_MODE)
   return path
 }
 

@@ -167,7 +167,10 @@ export async function streamContainerLog(
   try {
     ready()
     const renderer = new LogRenderer(options, write)
-    const size = (await file.stat()).size
+    const opened = await file.stat()
+    const size = opened.size
+    /** the open file's inode: another one at the path means the log was rotated */
+    let ino = opened.ino
     const initial = Buffer.alloc(size)
     const {bytesRead} = size > 0 ? await file.read(initial, 0, size, 0) : {bytesRead: 0}
     let {lines, rest} = splitLines(initial.subarray(0, bytesRead))
@@ -179,26 +182,29 @@ export async function streamContainerLog(
     const checkMs = control.checkMs ?? 500
     let lastCheck = Date.now()
     const buffer = Buffer.alloc(64 * 1024)
-    for (;;) {
-      if (renderer.done || control.signal.aborted) return
+    /** Renders the whole lines written since offset; answers how many bytes it read. */
+    const readMore = async (): Promise<number> => {
       const read = await file.read(buffer, 0, buffer.length, offset)
       if (read.bytesRead > 0) {
-        rest = Buffer.concat([rest, buffer.subarray(0, read.bytesRead)])
         offset += read.bytesRead
-        const split = splitLines(rest)
+        const split = splitLines(Buffer.concat([rest, buffer.subarray(0, read.bytesRead)]))
         rest = Buffer.from(split.rest)
         for (const line of split.lines) renderer.line(line)
-        continue
       }
+      return read.bytesRead
+    }
+    for (;;) {
+      if (renderer.done || control.signal.aborted) return
+      if ((await readMore()) > 0) continue
       // nothing new: has the file been rotated (another file at the path now)?
       const current = await stat(path).catch(() => undefined)
-      if (current && current.ino !== (await file.stat()).ino) {
-        const last = await file.read(buffer, 0, buffer.length, offset)
-        if (last.bytesRead > 0) continue // the old file still had some: read it to its end first
+      if (current && current.ino !== ino) {
+        if ((await readMore()) > 0) continue // the old file still had some: read it to its end first
         const next = await open(path, 'r').catch(() => undefined)
         if (next) {
           await file.close()
           file = next
+          ino = (await file.stat()).ino
           offset = 0
           rest = Buffer.alloc(0)
           continue
@@ -208,14 +214,7 @@ export async function streamContainerLog(
         lastCheck = Date.now()
         if (!(await control.running())) {
           // what was written before the container stopped
-          for (;;) {
-            const last = await file.read(buffer, 0, buffer.length, offset)
-            if (last.bytesRead === 0) break
-            offset += last.bytesRead
-            const split = splitLines(Buffer.concat([rest, buffer.subarray(0, last.bytesRead)]))
-            rest = Buffer.from(split.rest)
-            for (const line of split.lines) renderer.line(line)
-          }
+          while ((await readMore()) > 0);
           return
         }
       }
