@@ -306,11 +306,11 @@ export class ResourceHandler {
     const plainJson = isPlainJson(negotiated, pretty)
     const reply = (code: number, object: AnyObject) =>
       plainJson
-        ? send(response, code, Buffer.concat([jsonOf(object), NEWLINE]), {serializer: negotiated.serializer, headers: warningHeaders(), preEncoded: true})
+        ? send(response, code, Buffer.concat([jsonOf(object), NEWLINE]), {serializer: negotiated.serializer, headers: warningHeaders(warnings), preEncoded: true})
         : send(response, code, objectView(declaration, object, negotiated.view, now, includeObject), {
             serializer: negotiated.serializer,
             pretty: pretty || negotiated.pretty,
-            headers: warningHeaders(),
+            headers: warningHeaders(warnings),
             declaration,
           })
     // a delete's dryRun is one of its DeleteOptions, read and validated with the others
@@ -363,18 +363,17 @@ export class ResourceHandler {
       }
       return decoded
     }
-    const warningHeaders = () => (warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined)
 
     if (verb === 'create') {
       if (info.subresource === 'binding' && declaration === pod) {
         const binding = assertBodyObject(await decodeChecked(undefined, undefined, podBinding))
         await bindPod(registry, info, binding, {dryRun, context})
-        return send(response, 201, successStatus(undefined, 201), {serializer: negotiated.serializer, pretty, headers: warningHeaders(), declaration})
+        return send(response, 201, successStatus(undefined, 201), {serializer: negotiated.serializer, pretty, headers: warningHeaders(warnings), declaration})
       }
       if (info.subresource === 'eviction' && declaration === pod) {
         const eviction = assertBodyObject(await decodeChecked(undefined, undefined, podEviction))
         await evictPod(registry, info, eviction, {dryRun, context})
-        return send(response, 201, successStatus(undefined, 201), {serializer: negotiated.serializer, pretty, headers: warningHeaders(), declaration})
+        return send(response, 201, successStatus(undefined, 201), {serializer: negotiated.serializer, pretty, headers: warningHeaders(warnings), declaration})
       }
       if (info.subresource) throw errors.methodNotAllowed()
       const body = assertBodyObject(await decodeChecked())
@@ -487,7 +486,7 @@ export class ResourceHandler {
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
     const answer = handler(body, user)
     const pretty = prettyParam(query)
-    const headers = warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined
+    const headers = warningHeaders(warnings)
     return send(response, 201, {...answer, apiVersion, kind: declaration.kind}, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, declaration, headers})
   }
 
@@ -565,7 +564,7 @@ export class ResourceHandler {
       },
       {dryRun: options.dryRun, admit: {context: options.context, subresource: 'scale'}},
     )
-    send(response, 200, toScale(updated), {serializer, headers: warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined})
+    send(response, 200, toScale(updated), {serializer, headers: warningHeaders(warnings)})
   }
 
   /** Applies the patch to the stored object (or its subresource part) and writes it back with CAS. */
@@ -681,14 +680,18 @@ export function createdObjectName(response: ServerResponse): string | undefined 
 }
 
 /** Any error as a Status, in the first encoding the client accepts (JSON otherwise). */
+/** The Warning header of a response (each warning as Kubernetes' `299 - "text"`), or none. */
+function warningHeaders(warnings: readonly string[]): {Warning: string} | undefined {
+  return warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined
+}
+
 export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined, serializers?: SerializerSet): void {
   const apiError = error instanceof ApiError ? error : errors.internal()
   const all = serializers?.all ?? [jsonSerializer, yamlSerializer]
   const negotiated = negotiate(accept, {mediaTypes: all.map((s) => s.mediaType), viewGroups: [], views: []})
   const serializer = all.find((s) => s.mediaType === negotiated?.mediaType) ?? jsonSerializer
   const warnings = (response as AnnotatedResponse)[WARNINGS] ?? []
-  const headers: Record<string, string> = {}
-  if (warnings.length > 0) headers.Warning = warnings.map(warningHeader).join(', ')
+  const headers: Record<string, string> = {...warningHeaders(warnings)}
   // as Kubernetes: a Status that says when to retry says it in Retry-After too (client-go retries on it)
   const retryAfter = apiError.details?.retryAfterSeconds
   if (retryAfter && retryAfter > 0) headers['Retry-After'] = String(retryAfter)
