@@ -3,16 +3,14 @@
 // "containers with unready status: [c]"); PodReadyToStartContainers follows the sandbox, False once a
 // finished pod's sandbox is stopped.
 import assert from 'node:assert/strict'
-import {mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {CriClient} from '../../src/agent/cri/client.js'
+import type {CriClient} from '../../src/agent/cri/client.js'
 import {PodManager} from '../../src/agent/pods/manager.js'
 import {computePodStatus, type PodView} from '../../src/agent/pods/status.js'
-import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 import type {AnyObject} from '../../src/api/types.js'
 import {createLogger} from '../../src/machinery/log.js'
+import {startRuntimeHarness, stopRuntimeHarness, type RuntimeHarness} from '../support/process-runtime.js'
 
 const cond = (status: AnyObject, type: string): AnyObject => status.conditions.find((c: AnyObject) => c.type === type)
 
@@ -59,19 +57,16 @@ describe('pod conditions from the status', () => {
 })
 
 describe('PodReadyToStartContainers on the process runtime', {timeout: 60_000}, () => {
+  let harness: RuntimeHarness | undefined
   let dir: string
-  let runtime: ProcessRuntimeServer
+  let cri: CriClient
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-pod-conditions-'))
-    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
+    harness = await startRuntimeHarness('orch-pod-conditions-')
+    ;({dir, cri} = harness)
   })
-  after(async () => {
-    await runtime?.close()
-    rmSync(dir, {recursive: true, force: true})
-  })
+  after(() => stopRuntimeHarness(harness, undefined))
 
   it('a pod that completed (restartPolicy Never) has its sandbox stopped and PodReadyToStartContainers False', async () => {
-    const cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
     const statuses: AnyObject[] = []
     const manager = new PodManager({cri, rootDir: join(dir, 'agent'), nodeName: 'node-a', relistPeriodMs: 50, logger: createLogger({write: () => undefined}), statusSink: (p) => statuses.push(p.status)})
     await manager.start()
@@ -91,7 +86,6 @@ describe('PodReadyToStartContainers on the process runtime', {timeout: 60_000}, 
       assert.equal(cond(last, 'Ready').reason, 'PodCompleted')
     } finally {
       await manager.stop({stopPods: true})
-      cri.close()
     }
   })
 })

@@ -1,30 +1,26 @@
 // A hostNetwork pod on the process runtime: its status.podIP and podIPs are the node's IP (as the
 // kubelet sets them for host-network pods), and so is an env var from fieldRef status.podIP.
 import assert from 'node:assert/strict'
-import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {CriClient} from '../../src/agent/cri/client.js'
+import type {CriClient} from '../../src/agent/cri/client.js'
 import {PodManager} from '../../src/agent/pods/manager.js'
-import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 import type {AnyObject} from '../../src/api/types.js'
 import {createLogger} from '../../src/machinery/log.js'
+import {startRuntimeHarness, stopRuntimeHarness, type RuntimeHarness} from '../support/process-runtime.js'
 
 describe('hostNetwork pods on the process runtime', {timeout: 60_000}, () => {
+  let harness: RuntimeHarness | undefined
   let dir: string
-  let runtime: ProcessRuntimeServer
+  let cri: CriClient
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-host-network-'))
-    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
+    harness = await startRuntimeHarness('orch-host-network-')
+    ;({dir, cri} = harness)
   })
-  after(async () => {
-    await runtime?.close()
-    rmSync(dir, {recursive: true, force: true})
-  })
+  after(() => stopRuntimeHarness(harness, undefined))
 
   it('a hostNetwork pod gets the node IP as status.podIP/podIPs and in env from fieldRef status.podIP', async () => {
-    const cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
     const statuses: AnyObject[] = []
     const manager = new PodManager({cri, rootDir: join(dir, 'agent'), nodeName: 'node-a', relistPeriodMs: 50, logger: createLogger({write: () => undefined}), statusSink: (p) => statuses.push(p.status)})
     await manager.start()
@@ -51,7 +47,6 @@ describe('hostNetwork pods on the process runtime', {timeout: 60_000}, () => {
       assert.equal(readFileSync(file, 'utf8').trim(), status.hostIP)
     } finally {
       await manager.stop({stopPods: true})
-      cri.close()
     }
   })
 })

@@ -1,35 +1,30 @@
 // A pod whose sandbox cannot start (a runtime whose network setup fails, as containerd without a CNI
-// config): the start is retried with an exponential back-off, not in a loop driven by the relist; the
+// config): the start is retried after the pod worker's back-off, not in a loop driven by the relist; the
 // sandbox a failed start leaves behind is removed; the status is written only when it changes; the
 // pod starts once the runtime recovers.
 import assert from 'node:assert/strict'
-import {mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {CriClient} from '../../src/agent/cri/client.js'
+import type {CriClient} from '../../src/agent/cri/client.js'
 import {PodManager} from '../../src/agent/pods/manager.js'
-import {startProcessRuntime, type ProcessRuntimeServer} from '../../src/agent/runtime/process/server.js'
 import type {AnyObject} from '../../src/api/types.js'
 import {createLogger} from '../../src/machinery/log.js'
+import {startRuntimeHarness, stopRuntimeHarness, type RuntimeHarness} from '../support/process-runtime.js'
 
 const quiet = createLogger({write: () => undefined})
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('sandbox start failures on the process runtime', {timeout: 60_000}, () => {
+  let harness: RuntimeHarness | undefined
   let dir: string
-  let runtime: ProcessRuntimeServer
+  let cri: CriClient
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-sandbox-failures-'))
-    runtime = await startProcessRuntime({rootDir: join(dir, 'runtime')})
+    harness = await startRuntimeHarness('orch-sandbox-failures-')
+    ;({dir, cri} = harness)
   })
-  after(async () => {
-    await runtime?.close()
-    rmSync(dir, {recursive: true, force: true})
-  })
+  after(() => stopRuntimeHarness(harness, undefined))
 
   it('a failing RunPodSandbox is retried after the pod worker\'s back-off period, not in a loop; it leaves no dead sandboxes and writes the status only when it changes', async () => {
-    const cri = new CriClient({endpoint: runtime.endpoint, timeoutMs: 30_000})
     const attempts: number[] = []
     let failing = true
     const runPodSandbox = cri.runPodSandbox.bind(cri)
@@ -82,7 +77,6 @@ describe('sandbox start failures on the process runtime', {timeout: 60_000}, () 
       assert.equal((await cri.listPodSandbox({labelSelector: {'io.orch.pod.uid': 'uid-nonet'}})).length, 1)
     } finally {
       await manager.stop({stopPods: true})
-      cri.close()
     }
   })
 })
