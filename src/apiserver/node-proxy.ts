@@ -22,8 +22,63 @@ export function agentAddress(node: AnyObject): {host: string; port: number} | un
   return {host, port}
 }
 
+/** What the answer callback of `exchangeWithAgent` settles. */
+export interface Settle {
+  resolve(): void
+  reject(error: unknown): void
+}
+
+/**
+ * One HTTPS request to the agent of `node` with the server's agent-client credentials (the agent's
+ * serving certificate is not verified). `body` is piped upstream, else the request has none. Failing to
+ * reach the agent is 503 before anything was answered; after that the client's response is cut off. A
+ * client that goes away ends the upstream request too, else it would stay in flight until the agent ended it.
+ */
+export function exchangeWithAgent(
+  node: AnyObject,
+  response: ServerResponse,
+  credentials: AgentCredentials | undefined,
+  request: {method: string; path: string; headers?: Record<string, string>; body?: IncomingMessage},
+  onAnswer: (answer: IncomingMessage, settle: Settle) => void,
+): Promise<void> {
+  const target = agentAddress(node)
+  const nodeName = node.metadata?.name
+  if (!target) return Promise.reject(errors.unavailable(`node "${nodeName}" has no agent address or port in its status`))
+  return new Promise<void>((resolve, reject) => {
+    const upstream = httpsRequest(
+      {
+        host: target.host,
+        port: target.port,
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        cert: credentials?.cert,
+        key: credentials?.key,
+        rejectUnauthorized: false,
+        agent: false,
+      },
+      (answer) => onAnswer(answer, {resolve, reject}),
+    )
+    upstream.on('error', (error) => {
+      if (response.headersSent) {
+        response.destroy()
+        resolve()
+      } else {
+        reject(errors.unavailable(`error trying to reach the agent of node "${nodeName}": ${error.message}`))
+      }
+    })
+    response.on('close', () => {
+      if (response.writableFinished) return
+      upstream.destroy()
+      resolve()
+    })
+    if (request.body) request.body.pipe(upstream)
+    else upstream.end()
+  })
+}
+
 /** Passes a request on to the agent of `node`; `path` is what follows `/proxy`. */
-export async function proxyToAgent(
+export function proxyToAgent(
   request: IncomingMessage,
   response: ServerResponse,
   node: AnyObject,
@@ -31,35 +86,11 @@ export async function proxyToAgent(
   query: string,
   credentials: AgentCredentials | undefined,
 ): Promise<void> {
-  const target = agentAddress(node)
-  if (!target) throw errors.unavailable(`node "${node.metadata?.name}" has no agent address or port in its status`)
-  await new Promise<void>((resolve, reject) => {
-    const upstream = httpsRequest(
-      {
-        host: target.host,
-        port: target.port,
-        method: request.method,
-        path: `${path || '/'}${query}`,
-        headers: {'content-type': request.headers['content-type'] ?? 'application/json', accept: request.headers.accept ?? '*/*'},
-        cert: credentials?.cert,
-        key: credentials?.key,
-        rejectUnauthorized: false,
-        agent: false,
-      },
-      (answer) => {
-        response.writeHead(answer.statusCode ?? 502, {'content-type': answer.headers['content-type'] ?? 'application/octet-stream'})
-        answer.pipe(response)
-        answer.on('end', resolve)
-        answer.on('error', reject)
-      },
-    )
-    upstream.on('error', (error) => reject(errors.unavailable(`error trying to reach the agent of node "${node.metadata?.name}": ${error.message}`)))
-    // a client that goes away ends the proxied request too (else it would stay in flight until the agent ends it)
-    response.on('close', () => {
-      if (response.writableFinished) return
-      upstream.destroy()
-      resolve()
-    })
-    request.pipe(upstream)
+  const headers = {'content-type': request.headers['content-type'] ?? 'application/json', accept: request.headers.accept ?? '*/*'}
+  return exchangeWithAgent(node, response, credentials, {method: request.method ?? 'GET', path: `${path || '/'}${query}`, headers, body: request}, (answer, settle) => {
+    response.writeHead(answer.statusCode ?? 502, {'content-type': answer.headers['content-type'] ?? 'application/octet-stream'})
+    answer.pipe(response)
+    answer.on('end', settle.resolve)
+    answer.on('error', settle.reject)
   })
 }

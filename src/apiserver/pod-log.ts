@@ -6,11 +6,10 @@
 // this 400 with the agent's text, its 500 an internal error. A pod not bound to a node has no logs
 // yet: an empty 200, as Kubernetes' LocationStreamer without a location.
 import type {IncomingMessage, ServerResponse} from 'node:http'
-import {request as httpsRequest} from 'node:https'
 import type {AnyObject} from '../api/types.js'
 import type {FieldError} from '../machinery/field-errors.js'
 import {ApiError, errors} from '../machinery/status.js'
-import {agentAddress, type AgentCredentials} from './node-proxy.js'
+import {exchangeWithAgent, type AgentCredentials} from './node-proxy.js'
 
 export interface PodLogOptions {
   container?: string
@@ -127,63 +126,32 @@ export async function servePodLog(
     return
   }
   const node = await lookups.getNode(nodeName)
-  const target = agentAddress(node)
-  if (!target) throw errors.unavailable(`node "${nodeName}" has no agent address or port in its status`)
   const path = `/containerLogs/${encodeURIComponent(pod.metadata!.namespace)}/${encodeURIComponent(pod.metadata!.name)}/${encodeURIComponent(container)}${agentLogQuery(options)}`
-  await new Promise<void>((resolve, reject) => {
-    const upstream = httpsRequest(
-      {
-        host: target.host,
-        port: target.port,
-        method: 'GET',
-        path,
-        cert: lookups.credentials?.cert,
-        key: lookups.credentials?.key,
-        rejectUnauthorized: false,
-        agent: false,
-      },
-      (answer) => {
-        const code = answer.statusCode ?? 502
-        if (code < 200 || code > 206) {
-          // GenericHttpResponseChecker: the agent's text becomes the error
-          const chunks: Buffer[] = []
-          let size = 0
-          answer.on('data', (chunk: Buffer) => {
-            if (size < MAX_ERROR_BODY) chunks.push(chunk)
-            size += chunk.length
-          })
-          answer.on('end', () => {
-            const text = Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY).toString('utf8')
-            if (code === 400) reject(errors.badRequest(text))
-            else if (code === 500) reject(errors.internal(text))
-            else reject(new ApiError(code, code === 404 ? 'NotFound' : code === 403 ? 'Forbidden' : code === 401 ? 'Unauthorized' : 'InternalError', text, {group: '', kind: 'pods/log', name}))
-          })
-          answer.on('error', reject)
-          return
-        }
-        response.writeHead(200, {'Content-Type': 'text/plain', ...(options.follow ? {'Transfer-Encoding': 'chunked'} : {})})
-        answer.pipe(response)
-        answer.on('end', resolve)
-        answer.on('error', () => {
-          response.destroy()
-          resolve()
-        })
-      },
-    )
-    upstream.on('error', (error) => {
-      if (response.headersSent) {
-        response.destroy()
-        resolve()
-      } else {
-        reject(errors.unavailable(`error trying to reach the agent of node "${nodeName}": ${error.message}`))
-      }
+  await exchangeWithAgent(node, response, lookups.credentials, {method: 'GET', path}, (answer, settle) => {
+    const code = answer.statusCode ?? 502
+    if (code < 200 || code > 206) {
+      // GenericHttpResponseChecker: the agent's text becomes the error
+      const chunks: Buffer[] = []
+      let size = 0
+      answer.on('data', (chunk: Buffer) => {
+        if (size < MAX_ERROR_BODY) chunks.push(chunk)
+        size += chunk.length
+      })
+      answer.on('end', () => {
+        const text = Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY).toString('utf8')
+        if (code === 400) settle.reject(errors.badRequest(text))
+        else if (code === 500) settle.reject(errors.internal(text))
+        else settle.reject(new ApiError(code, code === 404 ? 'NotFound' : code === 403 ? 'Forbidden' : code === 401 ? 'Unauthorized' : 'InternalError', text, {group: '', kind: 'pods/log', name}))
+      })
+      answer.on('error', settle.reject)
+      return
+    }
+    response.writeHead(200, {'Content-Type': 'text/plain', ...(options.follow ? {'Transfer-Encoding': 'chunked'} : {})})
+    answer.pipe(response)
+    answer.on('end', settle.resolve)
+    answer.on('error', () => {
+      response.destroy()
+      settle.resolve()
     })
-    // a client that goes away ends the agent's stream too
-    response.on('close', () => {
-      if (response.writableFinished) return
-      upstream.destroy()
-      resolve()
-    })
-    upstream.end()
   })
 }
