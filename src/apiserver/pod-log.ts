@@ -7,73 +7,9 @@
 // yet: an empty 200, as Kubernetes' LocationStreamer without a location.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {AnyObject} from '../api/types.js'
-import type {FieldError} from '../machinery/field-errors.js'
 import {ApiError, errors} from '../machinery/status.js'
+import {agentLogQuery, decodePodLogOptions, validatePodLogOptions} from '../api/core/pod-log-options.js'
 import {exchangeWithAgent, type AgentCredentials} from './node-proxy.js'
-
-export interface PodLogOptions {
-  container?: string
-  follow?: boolean
-  previous?: boolean
-  timestamps?: boolean
-  sinceSeconds?: number
-  sinceTime?: string
-  tailLines?: number
-  limitBytes?: number
-  insecureSkipTLSVerifyBackend?: boolean
-}
-
-const TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True'])
-const FALSE = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False'])
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
-
-/** The query's PodLogOptions as the parameter codec decodes them (Go's strconv messages on a bad value, 400). */
-export function decodePodLogOptions(query: URLSearchParams): PodLogOptions {
-  const options: PodLogOptions = {}
-  const text = (name: string): string | undefined => {
-    const value = query.get(name)
-    return value === null || value === '' ? undefined : value
-  }
-  for (const name of ['follow', 'previous', 'timestamps', 'insecureSkipTLSVerifyBackend'] as const) {
-    const value = text(name)
-    if (value === undefined) continue
-    if (!TRUE.has(value) && !FALSE.has(value)) throw errors.badRequest(`strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`)
-    options[name] = TRUE.has(value)
-  }
-  for (const name of ['sinceSeconds', 'tailLines', 'limitBytes'] as const) {
-    const value = text(name)
-    if (value === undefined) continue
-    if (!/^[+-]?\d+$/.test(value)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`)
-    options[name] = Number(value)
-  }
-  const sinceTime = text('sinceTime')
-  if (sinceTime !== undefined) {
-    if (!RFC3339.test(sinceTime) || Number.isNaN(Date.parse(sinceTime))) {
-      throw errors.badRequest(`parsing time ${JSON.stringify(sinceTime)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(sinceTime)} as "2006"`)
-    }
-    options.sinceTime = sinceTime
-  }
-  const container = text('container')
-  if (container !== undefined) options.container = container
-  return options
-}
-
-/** Kubernetes' ValidatePodLogOptions. */
-export function validatePodLogOptions(options: PodLogOptions): FieldError[] {
-  const errs: FieldError[] = []
-  if (options.tailLines !== undefined && options.tailLines < 0) {
-    errs.push({type: 'FieldValueInvalid', field: 'tailLines', value: options.tailLines, message: 'must be greater than or equal to 0'})
-  }
-  if (options.limitBytes !== undefined && options.limitBytes < 1) {
-    errs.push({type: 'FieldValueInvalid', field: 'limitBytes', value: options.limitBytes, message: 'must be greater than 0'})
-  }
-  if (options.sinceSeconds !== undefined && options.sinceTime !== undefined) {
-    errs.push({type: 'FieldValueForbidden', field: '', message: 'at most one of `sinceTime` or `sinceSeconds` may be specified'})
-  } else if (options.sinceSeconds !== undefined && options.sinceSeconds < 1) {
-    errs.push({type: 'FieldValueInvalid', field: 'sinceSeconds', value: options.sinceSeconds, message: 'must be greater than 0'})
-  }
-  return errs
-}
 
 /** The container whose log is read (validateContainer): the pod's only one, else the one named. */
 export function logContainer(pod: AnyObject, container: string | undefined): string {
@@ -87,21 +23,6 @@ export function logContainer(pod: AnyObject, container: string | undefined): str
   }
   if (!all.some((c) => c.name === container)) throw errors.badRequest(`container ${container} is not valid for pod ${name}`)
   return container
-}
-
-/** The agent's query: the options LogLocation passes on. */
-export function agentLogQuery(options: PodLogOptions): string {
-  const params = new URLSearchParams()
-  if (options.follow) params.set('follow', 'true')
-  if (options.previous) params.set('previous', 'true')
-  if (options.timestamps) params.set('timestamps', 'true')
-  if (options.sinceSeconds !== undefined) params.set('sinceSeconds', String(options.sinceSeconds))
-  // Go formats metav1.Time with RFC3339 (seconds, UTC as stored)
-  if (options.sinceTime !== undefined) params.set('sinceTime', new Date(options.sinceTime).toISOString().replace(/\.\d{3}Z$/, 'Z'))
-  if (options.tailLines !== undefined) params.set('tailLines', String(options.tailLines))
-  if (options.limitBytes !== undefined) params.set('limitBytes', String(options.limitBytes))
-  const query = params.toString()
-  return query ? `?${query}` : ''
 }
 
 const MAX_ERROR_BODY = 50_000

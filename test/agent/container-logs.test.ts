@@ -8,7 +8,8 @@ import {join} from 'node:path'
 import {after, describe, it} from 'node:test'
 import {parseCriLine, renderLogText, streamContainerLog} from '../../src/agent/server/container-logs.js'
 import {containerLogOptions, logContainerId} from '../../src/agent/server/server.js'
-import {agentLogQuery, decodePodLogOptions, logContainer, validatePodLogOptions} from '../../src/apiserver/pod-log.js'
+import {agentLogQuery, decodePodLogOptions, validatePodLogOptions} from '../../src/api/core/pod-log-options.js'
+import {logContainer} from '../../src/apiserver/pod-log.js'
 import {ApiError} from '../../src/machinery/status.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'orch-container-logs-'))
@@ -104,8 +105,9 @@ describe('CRI log parsing', () => {
 describe('PodLogOptions', () => {
   it('the agent decodes and validates the query as the kubelet does (decode error / invalid)', () => {
     assert.deepEqual(containerLogOptions(new URLSearchParams('follow=true&tailLines=3&timestamps=1')), {
-      follow: true, previous: undefined, timestamps: true, sinceSeconds: undefined, tailLines: 3, limitBytes: undefined, sinceTime: undefined,
+      follow: true, timestamps: true, tailLines: 3,
     })
+    assert.equal(containerLogOptions(new URLSearchParams('sinceTime=2026-11-25')), 'decode')
     assert.equal(containerLogOptions(new URLSearchParams('tailLines=x')), 'decode')
     assert.equal(containerLogOptions(new URLSearchParams('tailLines=-1')), 'invalid')
     assert.equal(containerLogOptions(new URLSearchParams('sinceSeconds=1&sinceTime=2026-11-25T10:00:00Z')), 'invalid')

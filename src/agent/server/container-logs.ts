@@ -30,13 +30,14 @@ export interface CriLogEntry {
   content: Buffer
 }
 
-const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/
 
-/** Nanoseconds since the epoch of an RFC 3339 time (fraction up to 9 digits), or undefined. */
+/** Nanoseconds since the epoch of an RFC 3339 time, or undefined; as Go's time.Parse, digits past the ninth of a fraction are dropped. */
 export function parseRfc3339Nano(text: string): {ns: bigint; normalized: string} | undefined {
   const match = TIMESTAMP.exec(text)
   if (!match) return undefined
-  const [, base, fraction = '', zone] = match
+  const [, base, allDigits = '', zone] = match
+  const fraction = allDigits.slice(0, 9)
   const ms = Date.parse(`${base}${zone}`)
   if (Number.isNaN(ms)) return undefined
   const ns = BigInt(ms) * 1_000_000n + BigInt(fraction.padEnd(9, '0'))

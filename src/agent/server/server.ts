@@ -18,7 +18,8 @@ import {join} from 'node:path'
 import type {AnyObject} from '../../api/types.js'
 import {isDNS1123Label, isDNS1123Subdomain} from '../../machinery/validation.js'
 import {AgentAuth, subresourceOf, verbOf, type AgentAuthOptions} from './auth.js'
-import {parseRfc3339Nano, streamContainerLog, type ContainerLogOptions} from './container-logs.js'
+import {decodePodLogOptions, validatePodLogOptions, type PodLogOptions} from '../../api/core/pod-log-options.js'
+import {streamContainerLog} from './container-logs.js'
 
 export interface CheckpointTarget {
   containerId: string
@@ -52,34 +53,15 @@ function plainError(response: ServerResponse, code: number, message: string): vo
   response.end(message)
 }
 
-/** PodLogOptions from the query as the kubelet decodes them; a string when they do not decode. */
-export function containerLogOptions(query: URLSearchParams): (ContainerLogOptions & {previous?: boolean}) | 'decode' | 'invalid' {
-  const bool = (name: string): boolean | undefined | null => {
-    const value = query.get(name)
-    if (value === null || value === '') return undefined
-    if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true
-    if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false
-    return null
+/** PodLogOptions from the query as the kubelet decodes and validates them; which step refused them when one did. */
+export function containerLogOptions(query: URLSearchParams): PodLogOptions | 'decode' | 'invalid' {
+  let options: PodLogOptions
+  try {
+    options = decodePodLogOptions(query)
+  } catch {
+    return 'decode'
   }
-  const int = (name: string): number | undefined | null => {
-    const value = query.get(name)
-    if (value === null || value === '') return undefined
-    return /^[+-]?\d+$/.test(value) ? Number(value) : null
-  }
-  const options = {
-    follow: bool('follow'),
-    previous: bool('previous'),
-    timestamps: bool('timestamps'),
-    sinceSeconds: int('sinceSeconds'),
-    tailLines: int('tailLines'),
-    limitBytes: int('limitBytes'),
-    sinceTime: query.get('sinceTime') || undefined,
-  }
-  if (Object.values(options).some((v) => v === null)) return 'decode'
-  if (options.sinceTime !== undefined && !parseRfc3339Nano(options.sinceTime)) return 'decode'
-  const {tailLines, limitBytes, sinceSeconds, sinceTime} = options as ContainerLogOptions
-  if ((tailLines ?? 0) < 0 || (limitBytes !== undefined && limitBytes < 1) || (sinceSeconds !== undefined && (sinceSeconds < 1 || sinceTime !== undefined))) return 'invalid'
-  return options as ContainerLogOptions & {previous?: boolean}
+  return validatePodLogOptions(options).length > 0 ? 'invalid' : options
 }
 
 /** The kubelet's validateContainerLogStatus: the id of the container instance whose log is read, or why there is none. */
