@@ -8,7 +8,7 @@
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {AnyObject} from '../api/types.js'
 import {ApiError, errors} from '../machinery/status.js'
-import {agentLogQuery, decodePodLogOptions, validatePodLogOptions} from '../api/core/pod-log-options.js'
+import {agentLogQuery, decodePodLogOptions, validatePodLogOptions} from '../machinery/pod-log-options.js'
 import {exchangeWithAgent, type AgentCredentials} from './node-proxy.js'
 
 /** The container whose log is read (validateContainer): the pod's only one, else the one named. */

@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {after, describe, it} from 'node:test'
 import {parseCriLine, renderLogText, streamContainerLog} from '../../src/agent/server/container-logs.js'
 import {containerLogOptions, logContainerId} from '../../src/agent/server/server.js'
-import {agentLogQuery, decodePodLogOptions, validatePodLogOptions} from '../../src/api/core/pod-log-options.js'
+import {agentLogQuery, decodePodLogOptions, validatePodLogOptions} from '../../src/machinery/pod-log-options.js'
 import {logContainer} from '../../src/apiserver/pod-log.js'
 import {ApiError} from '../../src/machinery/status.js'
 

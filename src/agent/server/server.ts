@@ -18,7 +18,7 @@ import {join} from 'node:path'
 import type {AnyObject} from '../../api/types.js'
 import {isDNS1123Label, isDNS1123Subdomain} from '../../machinery/validation.js'
 import {AgentAuth, subresourceOf, verbOf, type AgentAuthOptions} from './auth.js'
-import {decodePodLogOptions, validatePodLogOptions, type PodLogOptions} from '../../api/core/pod-log-options.js'
+import {decodePodLogOptions, validatePodLogOptions, type PodLogOptions} from '../../machinery/pod-log-options.js'
 import {streamContainerLog} from './container-logs.js'
 
 export interface CheckpointTarget {

@@ -1,8 +1,8 @@
 // PodLogOptions, the query of pods/log, decoded and validated once for the API server (which answers
 // Kubernetes' 400 and 422 Statuses) and the agent's `/containerLogs` (which answers the kubelet's
 // plain errors), and the query the server passes on to the agent.
-import type {FieldError} from '../../machinery/field-errors.js'
-import {errors} from '../../machinery/status.js'
+import type {FieldError} from './field-errors.js'
+import {errors} from './status.js'
 
 export interface PodLogOptions {
   container?: string
