@@ -2,6 +2,7 @@
 // previous, tailLines, sinceSeconds, timestamps), the text written to stdout as it arrives; the
 // server's Status becomes one `error:` line and exit 1.
 import {ApiStatusError} from '../client/index.js'
+import {parseDuration} from '../machinery/duration.js'
 import {withSession, type ConnectOptions} from './connect.js'
 import {fail} from './fail.js'
 
@@ -16,14 +17,13 @@ export interface LogsOptions extends ConnectOptions {
   timestamps?: boolean
 }
 
-const UNIT_NS: Record<string, number> = {ns: 1, us: 1e3, 'µs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9}
-
-/** Seconds of a Go duration, rounded up as kubectl does (`--since=1500ms` → 2); undefined when it is not one. */
+/** Seconds of a Go duration as kubectl logs sends them (`Round(time.Second)`: 1500ms → 2, 400ms → 0); undefined when it is not a duration. */
 export function sinceSecondsOf(text: string): number | undefined {
-  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(text)) return undefined
-  let ns = 0
-  for (const [, value, , unit] of text.matchAll(/(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ns += Number(value) * UNIT_NS[unit]
-  return Math.ceil(ns / 1e9)
+  try {
+    return Math.round(parseDuration(text) / 1000)
+  } catch {
+    return undefined
+  }
 }
 
 export async function runLogs(options: LogsOptions): Promise<void> {
@@ -38,7 +38,7 @@ export async function runLogs(options: LogsOptions): Promise<void> {
       follow: options.follow ? 'true' : undefined,
       previous: options.previous ? 'true' : undefined,
       tailLines: options.tail !== undefined && options.tail >= 0 ? String(options.tail) : undefined,
-      sinceSeconds: sinceSeconds !== undefined ? String(sinceSeconds) : undefined,
+      sinceSeconds: sinceSeconds ? String(sinceSeconds) : undefined, // kubectl sends none for a zero --since
       timestamps: options.timestamps ? 'true' : undefined,
     }
     const path = `/api/v1/namespaces/${encodeURIComponent(session.namespace)}/pods/${encodeURIComponent(options.pod)}/log`
