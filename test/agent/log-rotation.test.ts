@@ -15,19 +15,10 @@ import {ContainerLogRotator, excessRotated, partitionRotated, quantityBytes, rot
 import {streamContainerLog} from '../../src/agent/server/container-logs.js'
 import {createLogger} from '../../src/machinery/log.js'
 import {startRuntimeHarness, stopRuntimeHarness, type RuntimeHarness} from '../support/process-runtime.js'
+import {until} from '../support/until.js'
 
 const quiet = createLogger({write: () => undefined})
 const AT = new Date(2025, 0, 2, 3, 4, 5) // local time, as Go's time.Now().Format
-
-async function until<T>(what: string, check: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = check()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 describe('container log rotation decisions', () => {
   let dir: string

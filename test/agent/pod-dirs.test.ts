@@ -11,14 +11,7 @@ import {PodManager} from '../../src/agent/pods/manager.js'
 import type {AnyObject} from '../../src/api/types.js'
 import {createLogger} from '../../src/machinery/log.js'
 import {startRuntimeHarness, stopRuntimeHarness, type RuntimeHarness} from '../support/process-runtime.js'
-
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
+import {until} from '../support/until.js'
 
 describe('pod directories on the process runtime', {timeout: 60_000}, () => {
   let harness: RuntimeHarness | undefined
@@ -57,22 +50,22 @@ describe('pod directories on the process runtime', {timeout: 60_000}, () => {
     const volumes = join(dir, 'agent', 'pods', 'uid-scratch')
     const logs = join(dir, 'agent', 'pods', 'test_scratch_uid-scratch')
     manager.upsertPod('api', pod('scratch'))
-    await until(() => running.has('scratch') && existsSync(join(volumes, 'volumes', 'empty-dir', 'scratch', 'file')), 'the pod to run and write')
+    await until('the pod to run and write', () => running.has('scratch') && existsSync(join(volumes, 'volumes', 'empty-dir', 'scratch', 'file')))
     assert.equal(readFileSync(join(volumes, 'volumes', 'empty-dir', 'scratch', 'file'), 'utf8'), 'data\n')
     assert.ok(existsSync(logs))
     manager.deletePod('api', 'uid-scratch')
-    await until(() => terminated.has('scratch'), 'the pod to terminate')
-    await until(() => !existsSync(volumes) && !existsSync(logs), 'the directories to go', 5000)
+    await until('the pod to terminate', () => terminated.has('scratch'))
+    await until('the directories to go', () => !existsSync(volumes) && !existsSync(logs), {timeoutMs: 5000})
   })
 
   it('housekeeping removes the directories of pods that are gone and keeps those of running pods', async () => {
     manager.upsertPod('api', pod('kept'))
-    await until(() => running.has('kept'), 'the kept pod to run')
+    await until('the kept pod to run', () => running.has('kept'))
     const base = join(dir, 'agent', 'pods')
     mkdirSync(join(base, 'uid-ghost', 'volumes', 'empty-dir', 'x'), {recursive: true})
     mkdirSync(join(base, 'test_ghost_uid-ghost', 'app'), {recursive: true})
     writeFileSync(join(base, 'agent.sock'), '')
-    await until(() => !existsSync(join(base, 'uid-ghost')) && !existsSync(join(base, 'test_ghost_uid-ghost')), 'the orphaned directories to go', 5000)
+    await until('the orphaned directories to go', () => !existsSync(join(base, 'uid-ghost')) && !existsSync(join(base, 'test_ghost_uid-ghost')), {timeoutMs: 5000})
     assert.ok(existsSync(join(base, 'uid-kept', 'volumes', 'empty-dir', 'scratch')), 'a running pod keeps its volumes')
     assert.ok(existsSync(join(base, 'test_kept_uid-kept')), 'and its logs')
     assert.ok(existsSync(join(base, 'agent.sock')), 'files that are not pod directories stay')

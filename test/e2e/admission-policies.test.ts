@@ -6,8 +6,9 @@ import assert from 'node:assert/strict'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {call, type HttpResult} from '../support/http.js'
+import {call, eventually} from '../support/http.js'
 import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
+
 
 const ADM = '/apis/admissionregistration.orch.io/v1'
 const ADM_BETA = '/apis/admissionregistration.orch.io/v1beta1'
@@ -42,16 +43,6 @@ describe('admission policies', () => {
   }
 
   /** Repeats a request until check accepts its answer (policies reach the server's caches a moment after they are stored). */
-  async function eventually(request: () => Promise<HttpResult>, check: (r: HttpResult) => boolean, what: string): Promise<HttpResult> {
-    const deadline = Date.now() + 5000
-    for (;;) {
-      const result = await request()
-      if (check(result)) return result
-      if (Date.now() > deadline) assert.fail(`${what}: last answer ${result.status} ${result.text}`)
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-  }
-
   /** The first audit line matching (the log is written just after each answer). */
   async function auditLine(match: (event: any) => boolean): Promise<any> {
     const deadline = Date.now() + 5000

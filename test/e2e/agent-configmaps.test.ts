@@ -11,6 +11,7 @@ import {after, before, describe, it} from 'node:test'
 import {BOOTSTRAP_TOKEN, startAgent, type RunningAgent} from '../support/agent.js'
 import {call} from '../support/http.js'
 import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
+import {until} from '../support/until.js'
 
 describe('ConfigMaps in env and volumes (orch agent, process runtime)', {timeout: 120_000}, () => {
   let server: OrchServer
@@ -37,15 +38,8 @@ describe('ConfigMaps in env and volumes (orch agent, process runtime)', {timeout
     assert.equal(result.code, 0, result.stderr)
   }
   const getPod = async (name: string): Promise<any> => (await call(server.url, 'GET', `/api/v1/namespaces/default/pods/${name}`)).json
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = await probe()
-      if (value !== undefined) return value
-      if (Date.now() > deadline) assert.fail(`${what}: not seen within ${timeoutMs} ms\n${agent.logs().slice(-3000)}`)
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-  }
+  const untilSeen = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> =>
+    until(what, probe, {timeoutMs, intervalMs: 200, detail: () => agent.logs().slice(-3000)})
   const waiting = (pod: any): any => pod?.status?.containerStatuses?.[0]?.state?.waiting
   const running = (pod: any): boolean => Boolean(pod?.status?.containerStatuses?.[0]?.state?.running)
   const logOf = (pod: any): string => {
@@ -118,11 +112,11 @@ spec:
     - $(MESSAGE)
     - $(VOL)
 `)
-    const pod = await until('reader running', async () => {
+    const pod = await untilSeen('reader running', async () => {
       const p = await getPod('reader')
       return running(p) ? p : undefined
     })
-    const log = await until('the log', async () => (/modes=/.test(logOf(pod)) ? logOf(pod) : undefined))
+    const log = await untilSeen('the log', async () => (/modes=/.test(logOf(pod)) ? logOf(pod) : undefined))
     assert.match(log, /msg=hello at debug, \$\(UNDEFINED\) and \$\(ESCAPED\)\|prefixed=debug\|greeting=hello/)
     assert.match(log, /conf=port=8080\|greeting\.txt=hello/)
     assert.match(log, /modes=644 600/)
@@ -133,7 +127,7 @@ spec:
 
     // a changed ConfigMap reaches the files (syncFrequency 1s here)
     await apply('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\ndata:\n  greeting: hi\n  LEVEL: debug\n  app.conf: "port=9090\\n"\n')
-    await until('the new file content', async () => (readFileSync(join(volume, 'conf', 'app.conf'), 'utf8') === 'port=9090\n' ? true : undefined), 20_000)
+    await untilSeen('the new file content', async () => (readFileSync(join(volume, 'conf', 'app.conf'), 'utf8') === 'port=9090\n' ? true : undefined), 20_000)
     assert.equal(readFileSync(join(volume, 'greeting.txt'), 'utf8'), 'hi')
   })
 
@@ -175,12 +169,12 @@ spec:
     - name: late
       mountPath: /late
 `)
-    const envWaiting = await until('env-waiter waiting', async () => waiting(await getPod('env-waiter'))?.message ? waiting(await getPod('env-waiter')) : undefined)
+    const envWaiting = await untilSeen('env-waiter waiting', async () => waiting(await getPod('env-waiter'))?.message ? waiting(await getPod('env-waiter')) : undefined)
     assert.deepEqual(envWaiting, {reason: 'CreateContainerConfigError', message: 'configmap "late-config" not found'})
-    const volumeWaiting = await until('volume-waiter waiting', async () => waiting(await getPod('volume-waiter'))?.message ? waiting(await getPod('volume-waiter')) : undefined)
+    const volumeWaiting = await untilSeen('volume-waiter waiting', async () => waiting(await getPod('volume-waiter'))?.message ? waiting(await getPod('volume-waiter')) : undefined)
     assert.deepEqual(volumeWaiting, {reason: 'ContainerCreating', message: 'MountVolume.SetUp failed for volume "late" : configmap "late-config" not found'})
     assert.equal((await getPod('env-waiter')).status.phase, 'Pending')
     await apply('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: late-config\ndata:\n  value: here\n')
-    for (const name of ['env-waiter', 'volume-waiter']) await until(`${name} running`, async () => (running(await getPod(name)) ? true : undefined), 40_000)
+    for (const name of ['env-waiter', 'volume-waiter']) await untilSeen(`${name} running`, async () => (running(await getPod(name)) ? true : undefined), 40_000)
   })
 })

@@ -4,12 +4,12 @@
 // and SelfSubjectAccessReview see, and who the audit log names as impersonatedUser. Also `orch --as`.
 import assert from 'node:assert/strict'
 import {readFileSync, writeFileSync} from 'node:fs'
-import {request as httpsRequest} from 'node:https'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {createSignedCert} from '../../src/machinery/pki.js'
-import {call, tlsOptions, type Caller, type HttpResult} from '../support/http.js'
+import {call, nodeCall, type Caller, type HttpResult} from '../support/http.js'
 import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
+import {until} from '../support/until.js'
 
 const JANE = 'jane-token-0123456789'
 const BOB = 'bob-token-0123456789'
@@ -18,38 +18,8 @@ const SSAR = '/apis/authorization.orch.io/v1/selfsubjectaccessreviews'
 const RBAC = '/apis/rbac.orch.io/v1'
 const selfSubjectReview = {apiVersion: 'authentication.orch.io/v1', kind: 'SelfSubjectReview'}
 
-/** A request whose headers may repeat (one header line per array element, as client-go sends
- *  Impersonate-Group); fetch would join them into one comma-separated line. */
 function send(base: string, method: string, path: string, headers: Record<string, string | string[]>, body?: unknown, as: Caller = 'admin'): Promise<HttpResult> {
-  const {headers: auth, ...tls} = tlsOptions(base, as)
-  const payload = body === undefined ? undefined : JSON.stringify(body)
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(base + path, {method, ...tls, headers: {...auth, ...(payload ? {'Content-Type': 'application/json'} : {}), ...headers}}, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks)
-        const text = raw.toString('utf8')
-        let json: any
-        try {
-          json = JSON.parse(text)
-        } catch {
-          json = undefined
-        }
-        resolve({status: res.statusCode ?? 0, headers: res.headers, raw, text, json})
-      })
-    })
-    req.on('error', reject)
-    req.end(payload)
-  })
-}
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await probe())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  return nodeCall(base, method, path, headers, body, {as})
 }
 
 describe('user impersonation (Impersonate-User, -Group, -Uid, -Extra-*)', () => {

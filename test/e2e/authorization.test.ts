@@ -7,18 +7,11 @@ import {after, before, describe, it} from 'node:test'
 import {createSignedCert} from '../../src/machinery/pki.js'
 import {call, type Caller} from '../support/http.js'
 import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
+import {until} from '../support/until.js'
 
 const JANE = 'jane-token-0123456789'
 const SAR = '/apis/authorization.orch.io/v1/subjectaccessreviews'
 const SSAR = '/apis/authorization.orch.io/v1/selfsubjectaccessreviews'
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await probe())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 function sar(spec: Record<string, unknown>): Record<string, unknown> {
   return {apiVersion: 'authorization.orch.io/v1', kind: 'SubjectAccessReview', spec}

@@ -8,6 +8,7 @@ import {after, before, describe, it} from 'node:test'
 import {createCSR, parseCertificate, verifyCertificate} from '../../src/machinery/pki.js'
 import {call, type Caller} from '../support/http.js'
 import {runOrch, startOrchServer, tempDir, type OrchServer} from '../support/server.js'
+import {until} from '../support/until.js'
 
 const CSRS = '/apis/certificates.orch.io/v1/certificatesigningrequests'
 const BOOTSTRAP = 'abcdef.0123456789abcdef'
@@ -27,16 +28,6 @@ async function csrObject(name: string, options: {cn: string; o?: string[]; signe
   }
   if (options.expirationSeconds !== undefined) object.spec.expirationSeconds = options.expirationSeconds
   return {object, keyPem}
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
 }
 
 function approval(csr: Record<string, any>, type = 'Approved'): Record<string, any> {

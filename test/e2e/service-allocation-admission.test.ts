@@ -5,9 +5,10 @@
 // End to end against a real `orch server` and a real HTTPS webhook.
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
-import {call, type HttpResult} from '../support/http.js'
+import {call, type HttpResult, eventually} from '../support/http.js'
 import {startOrchServer, type OrchServer} from '../support/server.js'
 import {allow, deny, startWebhookServer, type WebhookServer} from '../support/webhook-server.js'
+
 
 const ADM = '/apis/admissionregistration.orch.io/v1'
 const ADM_BETA = '/apis/admissionregistration.orch.io/v1beta1'
@@ -35,16 +36,6 @@ describe('Service allocation before validating admission (Kubernetes\' BeginCrea
 
   /** Repeats a request until check accepts its answer (policies and webhook configurations reach the
    *  server's caches a moment after they are stored). */
-  async function eventually(request: () => Promise<HttpResult>, check: (r: HttpResult) => boolean, what: string): Promise<HttpResult> {
-    const deadline = Date.now() + 10_000
-    for (;;) {
-      const result = await request()
-      if (check(result)) return result
-      if (Date.now() > deadline) assert.fail(`${what}: last answer ${result.status} ${result.text}`)
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-  }
-
   async function created(path: string, body: unknown): Promise<any> {
     const result = await api('POST', path, body)
     assert.equal(result.status, 201, `${path}: ${result.text}`)

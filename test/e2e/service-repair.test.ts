@@ -14,6 +14,7 @@ import {openStore, type Store} from '../../src/storage/index.js'
 import {startEtcd, type RunningEtcd} from '../support/etcd.js'
 import {call, waitForCollection, type HttpResult} from '../support/http.js'
 import {startOrchServer, type OrchServer} from '../support/server.js'
+import {until} from '../support/until.js'
 
 const SVC = '/api/v1/namespaces/default/services'
 const EVENTS = '/api/v1/namespaces/default/events'
@@ -31,14 +32,6 @@ const ipAddress = (ip: string, service: string, managed = true) => ({
 })
 const claim = (name: string, created: Date) => Buffer.from(JSON.stringify({namespace: 'default', name, uid: randomUUID(), created: created.toISOString()}))
 const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000)
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await probe())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 /** The Warning Event with this reason about this object, once it is there. */
 function eventFor(url: string, reason: string, name: string): Promise<any> {

@@ -6,6 +6,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {after, before, describe, it} from 'node:test'
 import {call} from '../support/http.js'
 import {orchBin, runOrch, startOrchServer, type OrchServer} from '../support/server.js'
+import {until} from '../support/until.js'
 
 const NS = 'shop'
 const pods = `/api/v1/namespaces/${NS}/pods`
@@ -52,16 +53,6 @@ describe('StatefulSet scenario through the CLI', () => {
   }
 
   /** Polls (every 50 ms, up to 30 s) until probe gives a value. */
-  async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + 30_000
-    for (;;) {
-      const value = await probe()
-      if (value !== undefined) return value
-      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
-
   /** The agent's part for one pod: Running, its container ready, condition Ready, through /status. */
   async function markReady(name: string): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt++) {

@@ -6,6 +6,7 @@ import {request as httpRequest, type ClientRequest, type IncomingMessage, type R
 import {request as httpsRequest} from 'node:https'
 import {gunzipSync} from 'node:zlib'
 import {Agent, fetch as undiciFetch, type Dispatcher, type RequestInit as UndiciRequestInit} from 'undici'
+import {until} from './until.js'
 
 export interface HttpResult {
   status: number
@@ -125,14 +126,20 @@ export async function call(
 /** node:http or node:https request to base + path, with the TLS options and headers of `as`. */
 function nodeRequest(base: string, path: string, options: NodeRequestOptions, as: Caller, onResponse: (res: IncomingMessage) => void): ClientRequest {
   const {headers, ...tls} = tlsOptions(base, as)
-  const merged = {...options, headers: {...headers, ...(options.headers as Record<string, string> | undefined)}}
+  const merged = {...options, headers: {...headers, ...(options.headers as Record<string, string | string[]> | undefined)}}
   return base.startsWith('https:') ? httpsRequest(base + path, {...merged, ...tls}, onResponse) : httpRequest(base + path, merged, onResponse)
 }
 
-/** A request that does not decompress, to see Content-Encoding as sent. */
-export function rawGet(base: string, path: string, headers: Record<string, string>, options: RequestOptions = {}): Promise<HttpResult> {
+/**
+ * A request over node:http(s): it does not ask for decompression (Content-Encoding stays as sent; a
+ * gzip body's text is its decompressed form), and a header given as an array goes out as one line per
+ * element, as client-go sends Impersonate-Group (fetch would join them into one comma-separated line).
+ */
+export function nodeCall(base: string, method: string, path: string, headers: Record<string, string | string[]>, body?: unknown, options: RequestOptions = {}): Promise<HttpResult> {
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  const sent = payload ? {'Content-Type': 'application/json', ...headers} : headers
   return new Promise((resolve, reject) => {
-    const req = nodeRequest(base, path, {method: 'GET', headers}, options.as ?? 'admin', (res) => {
+    const req = nodeRequest(base, path, {method, headers: sent}, options.as ?? 'admin', (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c) => chunks.push(c))
       res.on('end', () => {
@@ -148,8 +155,13 @@ export function rawGet(base: string, path: string, headers: Record<string, strin
       })
     })
     req.on('error', reject)
-    req.end()
+    req.end(payload)
   })
+}
+
+/** A GET that does not decompress, to see Content-Encoding as sent. */
+export function rawGet(base: string, path: string, headers: Record<string, string>, options: RequestOptions = {}): Promise<HttpResult> {
+  return nodeCall(base, 'GET', path, headers, undefined, options)
 }
 
 export interface WatchStream {
@@ -247,4 +259,13 @@ export async function waitForCollection<T>(base: string, path: string, check: (i
     clearTimeout(timer)
     stream.close()
   }
+}
+
+/** The first answer of `request` that passes `check`, asked again every 20 ms; fails with the last answer after `timeoutMs`. */
+export async function eventually(request: () => Promise<HttpResult>, check: (result: HttpResult) => boolean, what: string, timeoutMs = 10_000): Promise<HttpResult> {
+  let last: HttpResult | undefined
+  return until(what, async () => {
+    last = await request()
+    return check(last) ? last : undefined
+  }, {timeoutMs, intervalMs: 20, detail: () => `last answer ${last?.status} ${last?.text}`})
 }
