@@ -34,12 +34,17 @@ export const IP_FAMILY_LABEL = 'ipaddress.orch.io/ip-family'
 
 const ATTEMPTS = 32
 
+/** The `ipaddress.kubernetes.io/ip-family` label value of a (canonical) IP. */
+export function ipFamilyLabel(ip: string): 'IPv4' | 'IPv6' {
+  return ip.includes(':') ? 'IPv6' : 'IPv4'
+}
+
 /** The IPAddress that allocates ip to the Service (Kubernetes' newIPAddress of the ipallocator). */
 export function ipAddressFor(ip: string, service: AnyObject): AnyObject {
   return {
     apiVersion: 'networking.orch.io/v1',
     kind: 'IPAddress',
-    metadata: {name: ip, labels: {[MANAGED_BY_LABEL]: MANAGED_BY, [IP_FAMILY_LABEL]: ip.includes(':') ? 'IPv6' : 'IPv4'}},
+    metadata: {name: ip, labels: {[MANAGED_BY_LABEL]: MANAGED_BY, [IP_FAMILY_LABEL]: ipFamilyLabel(ip)}},
     spec: {parentRef: {group: '', resource: 'services', namespace: service.metadata?.namespace, name: service.metadata?.name}},
   }
 }

@@ -21,8 +21,8 @@ import type {AnyObject} from '../api/types.js'
 import {canonicalIp, cidrContains, parseCidr, type Cidr} from '../machinery/ipnet.js'
 import type {Logger} from '../machinery/log.js'
 import type {ResourceRegistry} from './registry.js'
-import {listAtLeast, serviceName, type RepairEvents} from './service-repair-support.js'
-import {IP_FAMILY_LABEL, ipAddressFor, MANAGED_BY, MANAGED_BY_LABEL} from './service-ips.js'
+import {listAtLeast, serviceName, storedObject, type RepairEvents, type ServiceSource} from './service-repair-support.js'
+import {IP_FAMILY_LABEL, ipAddressFor, ipFamilyLabel, MANAGED_BY, MANAGED_BY_LABEL} from './service-ips.js'
 
 const SERVICE_ACTION = 'ClusterIPAllocation'
 const IP_ACTION = 'IPAddressAllocation'
@@ -30,7 +30,7 @@ const IP_ACTION = 'IPAddressAllocation'
 const RECHECK_MARGIN_MS = 1_000
 
 export interface ClusterIPRepairOptions {
-  services: ResourceRegistry
+  services: ServiceSource
   ipAddresses: ResourceRegistry
   serviceCIDRs: ResourceRegistry
   events: RepairEvents
@@ -47,10 +47,6 @@ interface Snapshot {
   addresses: Map<string, AnyObject>
   services: Map<string, AnyObject>
   ranges: Cidr[]
-}
-
-function family(ip: string): string {
-  return ip.includes(':') ? 'IPv6' : 'IPv4'
 }
 
 function clusterIPs(service: AnyObject): string[] {
@@ -76,7 +72,7 @@ function formatRef(ref: AnyObject | undefined): string {
 
 function labelsValid(address: AnyObject): boolean {
   const labels = address.metadata?.labels ?? {}
-  return labels[MANAGED_BY_LABEL] === MANAGED_BY && labels[IP_FAMILY_LABEL] === family(address.metadata?.name ?? '')
+  return labels[MANAGED_BY_LABEL] === MANAGED_BY && labels[IP_FAMILY_LABEL] === ipFamilyLabel(address.metadata?.name ?? '')
 }
 
 export class ClusterIPRepair {
@@ -88,7 +84,7 @@ export class ClusterIPRepair {
     // IPAddresses first, then the Services at or after their revision: a Service stored before that
     // cannot be missing, so its IPAddress cannot look leaked
     const addresses = await listAtLeast(ipAddresses, 0)
-    const stored = await listAtLeast(services, addresses.revision, cacheWaitMs)
+    const stored = await services.list(addresses.revision)
     const cidrs = await listAtLeast(serviceCIDRs, stored.revision, cacheWaitMs)
     const snapshot: Snapshot = {
       addresses: new Map(addresses.items.map((a) => [a.metadata?.name ?? '', a])),
@@ -126,7 +122,7 @@ export class ClusterIPRepair {
         await this.event(service, 'ClusterIPNotValid', 'ClusterIPValidation', `Cluster IP ${clusterIP} is not a valid IP; please recreate Service`)
         continue
       }
-      const fam = family(ip)
+      const fam = ipFamilyLabel(ip)
       if (!snapshot.ranges.some((range) => cidrContains(range, ip))) {
         this.options.logger.warn(`the ClusterIP [${fam}]: ${ip} for Service ${name} is not within any service CIDR; please recreate`)
         await this.event(service, 'ClusterIPOutOfRange', SERVICE_ACTION, `Cluster IP [${fam}]: ${ip} is not within any configured Service CIDR; please recreate service`)
@@ -165,10 +161,10 @@ export class ClusterIPRepair {
   /** A Service IP with no IPAddress: created, once a fresh read confirms both still stand. */
   private async allocateMissing(service: AnyObject, ip: string): Promise<void> {
     const {ipAddresses, services, logger} = this.options
-    if (await this.exists(ipAddresses, '', ip)) return
-    const current = await this.fresh(services, service.metadata?.namespace ?? '', service.metadata?.name ?? '')
+    if ((await storedObject(ipAddresses, '', ip)) !== undefined) return
+    const current = await services.get(service.metadata?.namespace ?? '', service.metadata?.name ?? '')
     if (!current || current.metadata?.uid !== service.metadata?.uid || !clusterIPs(current).includes(ip)) return
-    const fam = family(ip)
+    const fam = ipFamilyLabel(ip)
     logger.warn(`the ClusterIP [${fam}]: ${ip} for Service ${serviceName(service)} is not allocated; repairing`)
     await this.event(service, 'ClusterIPNotAllocated', SERVICE_ACTION, `Cluster IP [${fam}]: ${ip} is not allocated; repairing`)
     await this.create(ip, service)
@@ -238,19 +234,6 @@ export class ClusterIPRepair {
       // taken meanwhile: the next run looks at it again
       if ((error as {reason?: string}).reason !== 'AlreadyExists') throw error
     }
-  }
-
-  private async fresh(registry: ResourceRegistry, namespace: string, name: string): Promise<AnyObject | undefined> {
-    try {
-      return await registry.get(namespace, name)
-    } catch (error) {
-      if ((error as {code?: number}).code === 404) return undefined
-      throw error
-    }
-  }
-
-  private async exists(registry: ResourceRegistry, namespace: string, name: string): Promise<boolean> {
-    return (await this.fresh(registry, namespace, name)) !== undefined
   }
 
   private event(object: AnyObject, reason: string, action: string, note: string): Promise<void> {

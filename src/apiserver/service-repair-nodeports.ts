@@ -40,7 +40,7 @@ export class NodePortRepair {
     // claims first, then the Services at or after that revision: a Service stored before the claims
     // were read cannot be missing, so its claim cannot look leaked
     const {claims, revision} = await allocator.listClaims()
-    const services = await this.options.services.list(revision)
+    const services = (await this.options.services.list(revision)).items
     const held = new Map<number, AnyObject>()
     const outOfRange = new Set<number>()
     for (const service of services) {

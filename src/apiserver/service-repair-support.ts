@@ -111,8 +111,8 @@ export async function listAtLeast(registry: ResourceRegistry, atLeast: number, w
 
 /** The stored Services, as the repairs read them. */
 export interface ServiceSource {
-  /** every Service, as of a revision not older than atLeast */
-  list(atLeast: number): Promise<AnyObject[]>
+  /** every Service, as of a revision not older than atLeast, and that revision */
+  list(atLeast: number): Promise<{items: AnyObject[]; revision: number}>
   /** the Service as stored now (undefined when there is none) */
   get(namespace: string, name: string): Promise<AnyObject | undefined>
 }
@@ -125,15 +125,18 @@ export interface EventSink {
 /** The stored Services of a registry (waitMs: see listAtLeast). */
 export function serviceSource(services: ResourceRegistry, waitMs: number): ServiceSource {
   return {
-    list: async (atLeast) => (await listAtLeast(services, atLeast, waitMs)).items,
-    get: async (namespace, name) => {
-      try {
-        return await services.get(namespace, name)
-      } catch (error) {
-        if ((error as {code?: number}).code === 404) return undefined
-        throw error
-      }
-    },
+    list: (atLeast) => listAtLeast(services, atLeast, waitMs),
+    get: (namespace, name) => storedObject(services, namespace, name),
+  }
+}
+
+/** The object as stored now, or undefined when there is none. */
+export async function storedObject(registry: ResourceRegistry, namespace: string, name: string): Promise<AnyObject | undefined> {
+  try {
+    return await registry.get(namespace, name)
+  } catch (error) {
+    if ((error as {code?: number}).code === 404) return undefined
+    throw error
   }
 }
 

@@ -96,16 +96,17 @@ export class ServiceRepair {
     const intervalMs = options.intervalMs ?? REPAIR_INTERVAL_MS
     const graceMs = options.graceMs ?? ALLOCATION_GRACE_MS
     const cacheWaitMs = options.cacheWaitMs ?? 0
+    const services = serviceSource(options.services, cacheWaitMs)
     const ports = new NodePortRepair({
       allocator: options.nodePorts,
-      services: serviceSource(options.services, cacheWaitMs),
+      services,
       events: new RepairEvents(options.events, 'portallocator-repair-controller', logger, now),
       logger,
       now,
       graceMs,
     })
     const ips = new ClusterIPRepair({
-      services: options.services,
+      services,
       ipAddresses: options.ipAddresses,
       serviceCIDRs: options.serviceCIDRs,
       events: new RepairEvents(options.events, 'ipallocator-repair-controller', logger, now),

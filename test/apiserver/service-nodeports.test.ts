@@ -93,7 +93,7 @@ describe('NodePortAllocator', () => {
     const events: string[] = []
     const repair = new NodePortRepair({
       allocator,
-      services: {list: async () => services, get: async (_ns, name) => services.find((s) => s.metadata.name === name)},
+      services: {list: async () => ({items: services, revision: 0}), get: async (_ns, name) => services.find((s) => s.metadata.name === name)},
       events: {warning: async (o, reason, action, note) => void events.push(`${o.metadata?.name} ${reason} ${action}: ${note}`)},
       logger: createLogger({write: () => {}}),
       now: () => new Date(clock),
@@ -120,7 +120,7 @@ describe('NodePortAllocator', () => {
     const events: string[] = []
     const repair = new NodePortRepair({
       allocator,
-      services: {list: async () => services, get: async (_ns, name) => services.find((s) => s.metadata.name === name)},
+      services: {list: async () => ({items: services, revision: 0}), get: async (_ns, name) => services.find((s) => s.metadata.name === name)},
       events: {warning: async (o, reason, _action, note) => void events.push(`${o.metadata?.name} ${reason}: ${note}`)},
       logger: createLogger({write: () => {}}),
       now: () => new Date(),
