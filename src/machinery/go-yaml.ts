@@ -158,12 +158,66 @@ interface LoadOptions {
 
 /** One YAML document as Kubernetes reads it. */
 export function loadYaml(text: string, options: LoadOptions = {}): unknown {
-  return yaml.load(text, {schema: GO_YAML_SCHEMA, json: true, ...options})
+  return refuseExcessiveAliasing(yaml.load(text, {schema: GO_YAML_SCHEMA, json: true, ...options}))
 }
 
 /** Every document of a YAML stream, as Kubernetes reads them. */
 export function loadAllYaml(text: string, options: LoadOptions = {}): unknown[] {
-  return yaml.loadAll(text, undefined, {schema: GO_YAML_SCHEMA, json: true, ...options})
+  return yaml.loadAll(text, undefined, {schema: GO_YAML_SCHEMA, json: true, ...options}).map(refuseExcessiveAliasing)
+}
+
+const ALIAS_RATIO_RANGE_LOW = 400_000
+const ALIAS_RATIO_RANGE_HIGH = 4_000_000
+
+/** go-yaml v2's allowedAliasRatio: the share of a document's nodes that may come from aliases. */
+function allowedAliasRatio(decodeCount: number): number {
+  if (decodeCount <= ALIAS_RATIO_RANGE_LOW) return 0.99
+  if (decodeCount >= ALIAS_RATIO_RANGE_HIGH) return 0.1
+  return 0.99 - (0.89 * (decodeCount - ALIAS_RATIO_RANGE_LOW)) / (ALIAS_RATIO_RANGE_HIGH - ALIAS_RATIO_RANGE_LOW)
+}
+
+/**
+ * go-yaml v2's guard against alias bombs ("yaml: document contains excessive aliasing"): a few
+ * hundred bytes of nested aliases expand to billions of nodes, which walking the document (to
+ * decode, convert or check it) would take minutes over. js-yaml shares an aliased node rather than
+ * copying it, so the expanded size is counted once per distinct node, and the document is refused as
+ * go-yaml refuses it: over 100 nodes from aliases, over 1,000 in all, and more than the allowed ratio.
+ */
+function refuseExcessiveAliasing<T>(document: T): T {
+  if (document === null || typeof document !== 'object') return document
+  const expandedSize = new Map<object, number>()
+  let distinct = 0
+  const size = (node: unknown, depth: number): number => {
+    if (node === null || typeof node !== 'object') return 1
+    const known = expandedSize.get(node)
+    if (known !== undefined) return known
+    // as deep as this, the depth limits of the decoders refuse the document anyway
+    if (depth > 10_000) return 1
+    let total = 1
+    let own = 1
+    if (Array.isArray(node)) {
+      for (const item of node) {
+        total += size(item, depth + 1)
+        if (item === null || typeof item !== 'object') own++
+      }
+    } else {
+      for (const value of Object.values(node)) {
+        // the key, and the value
+        total += 1 + size(value, depth + 1)
+        own += value === null || typeof value !== 'object' ? 2 : 1
+      }
+    }
+    distinct += own
+    expandedSize.set(node, total)
+    return total
+  }
+  const decodeCount = size(document, 0)
+  const aliasCount = decodeCount - distinct
+  // (a deep enough bomb counts past any number: Infinity)
+  if (!Number.isFinite(decodeCount) || (aliasCount > 100 && decodeCount > 1000 && aliasCount / decodeCount > allowedAliasRatio(decodeCount))) {
+    throw new yaml.YAMLException('document contains excessive aliasing')
+  }
+  return document
 }
 
 /** YAML as Kubernetes writes it (sigs.k8s.io/yaml's JSONToYAML): keys in go-yaml's order, strings it

@@ -4,6 +4,19 @@ import {describe, it} from 'node:test'
 import {dumpYaml, goFloatText, goYamlKeyOrder, loadAllYaml, loadYaml} from '../../src/machinery/go-yaml.js'
 
 describe('YAML as Kubernetes reads it (go-yaml v2)', () => {
+  it('"yaml: document contains excessive aliasing": an alias bomb is refused at once; ordinary anchors and aliases are read', () => {
+    let bomb = 'a: &a [' + Array(10).fill('x').join(',') + ']\n'
+    for (let level = 1; level < 10; level++) {
+      const name = String.fromCharCode(97 + level)
+      bomb += `${name}: &${name} [${Array(10).fill(`*${String.fromCharCode(96 + level)}`).join(',')}]\n`
+    }
+    assert.throws(() => loadYaml(bomb), /document contains excessive aliasing/)
+    assert.throws(() => loadAllYaml(`x: 1\n---\n${bomb}`), /document contains excessive aliasing/)
+    const shared = loadYaml('base: &base {image: app, port: 80}\nweb: *base\nworker: *base\nlist: [*base, *base]\n') as any
+    assert.deepEqual(shared.web, {image: 'app', port: 80})
+    assert.equal(shared.list.length, 2)
+  })
+
   it('a number with a leading 0 is octal, as a volume defaultMode: 0644 is 420', () => {
     assert.deepEqual(loadYaml('a: 0644\nb: -0755\nc: 0\nd: 08\ne: 0o17\nf: "0644"'), {a: 420, b: -493, c: 0, d: 8, e: 15, f: '0644'})
   })
