@@ -1,7 +1,7 @@
 // Serving a watch: a chunked stream of {type, object} documents from the resource's watch cache.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {AnyObject} from '../api/types.js'
-import {errors, type ApiError} from '../machinery/status.js'
+import {errors} from '../machinery/status.js'
 import {TooOldResourceVersionError, type CacheEvent, type Watch} from '../storage/index.js'
 import {JSON_TYPE, type Serializer} from './serializers.js'
 import type {ResourceRegistry} from './registry.js'
@@ -73,7 +73,7 @@ export function validateWatchParams(params: WatchParams): void {
   }
 }
 
-/** Starts the stream or throws an ApiError before anything is written (e.g. 410 for a too old version). */
+/** Starts the stream or throws an ApiError before anything is written; a version too old for the history is an ERROR event (410 Expired) on a 200 stream. */
 export async function serveWatch(
   request: IncomingMessage,
   response: ServerResponse,
@@ -98,6 +98,11 @@ export async function serveWatch(
     await cache.waitUntil(requested, 10_000)
   }
   const kindMeta = {kind: registry.declaration.kind, apiVersion: registry.apiVersion}
+  const streamHeaders = {
+    'Content-Type': options.serializer.streamMediaType,
+    'Cache-Control': 'no-cache, private',
+    'Transfer-Encoding': 'chunked',
+  }
   const frame = (type: EventType, object: AnyObject): Buffer => {
     if (!options.view && options.serializer.mediaType === JSON_TYPE) return cachedJsonFrame(type, object)
     if (!options.view) return cachedFrame(`${options.serializer.mediaType} ${type}`, object, () => options.serializer.frame({type, object}, registry.declaration))
@@ -139,7 +144,7 @@ export async function serveWatch(
         for (const event of events) {
           if (!event.key.startsWith(prefix)) continue
           const type = transition(event, selectors.matches)
-          if (type) frames.push(frame(type, event.object))
+          if (type) frames.push(frame(type, type === 'DELETED' && event.type === 'MODIFIED' ? leavingObject(event) : event.object))
         }
         if (frames.length > 0) response.write(frames.length === 1 ? frames[0] : Buffer.concat(frames))
         lastSent = events[events.length - 1].revision
@@ -151,17 +156,16 @@ export async function serveWatch(
       },
     })
   } catch (error) {
-    if (error instanceof TooOldResourceVersionError) {
-      throw errors.expired(`too old resource version: ${error.requested} (${error.oldest})`) as ApiError
-    }
-    throw error
+    if (!(error instanceof TooOldResourceVersionError)) throw error
+    // Kubernetes' cacher: once a watch is authorized and its resourceVersion parsed, a version the
+    // history no longer holds is one ERROR event (a 410 Expired Status), not an HTTP error
+    const expired = errors.expired(`too old resource version: ${error.requested} (${error.oldest})`).toStatus() as unknown as AnyObject
+    response.writeHead(200, streamHeaders)
+    response.end(options.serializer.frame({type: 'ERROR', object: expired}, registry.declaration))
+    return
   }
 
-  response.writeHead(200, {
-    'Content-Type': options.serializer.streamMediaType,
-    'Cache-Control': 'no-cache, private',
-    'Transfer-Encoding': 'chunked',
-  })
+  response.writeHead(200, streamHeaders)
   for (const f of initialFrames) response.write(f)
   response.flushHeaders()
 
@@ -203,6 +207,20 @@ export async function serveWatch(
 
 function currentRevision(registry: ResourceRegistry): Promise<number> {
   return registry.currentStoreRevision()
+}
+
+/** The object of the DELETED event a watcher gets when a change takes an object out of its
+ *  selection: the object as it was (which the watcher selected), at the change's resourceVersion —
+ *  Kubernetes' cacheWatcher.convertToWatchEvent. One per change, shared by every such watcher. */
+const leavingObjects = new WeakMap<CacheEvent<AnyObject>, AnyObject>()
+function leavingObject(event: CacheEvent<AnyObject>): AnyObject {
+  let object = leavingObjects.get(event)
+  if (!object) {
+    const prev = event.prev!
+    object = {...prev, metadata: {...prev.metadata, resourceVersion: String(event.revision)}}
+    leavingObjects.set(event, object)
+  }
+  return object
 }
 
 /** How a change looks to a watcher with selectors: objects entering the selection are ADDED, leaving it DELETED. */

@@ -316,10 +316,14 @@ describe('API core: lists, views and watches', () => {
     const stream = await openWatch(server.url, `${base}?watch=1&resourceVersion=${rv}&labelSelector=team%3Dblue`)
     const created = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'sel', labels: {team: 'blue'}}})).json
     await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'sel-red', labels: {team: 'red'}}})
-    await api('PUT', `${base}/sel`, {...created, metadata: {...created.metadata, labels: {team: 'red'}}})
+    const moved = (await api('PUT', `${base}/sel`, {...created, metadata: {...created.metadata, labels: {team: 'red'}}})).json
     const events = await stream.waitFor(2)
     stream.close()
     assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'sel'], ['DELETED', 'sel']])
+    // "the DELETED event carries the object as the watcher selected it, at the change's
+    // resourceVersion" (cacheWatcher.convertToWatchEvent)
+    assert.deepEqual(events[1].object.metadata.labels, {team: 'blue'})
+    assert.equal(events[1].object.metadata.resourceVersion, moved.metadata.resourceVersion)
   })
 
   it('sendInitialEvents=true with NotOlderThan: initial ADDED events, then a BOOKMARK annotated orch.io/initial-events-end', async () => {
@@ -344,7 +348,7 @@ describe('API core: lists, views and watches', () => {
 })
 
 describe('API core: watch history', () => {
-  it('a watch from a version older than the history window is 410 Gone (reason Expired)', async () => {
+  it('a watch from a version older than the history window is 410 Gone (reason Expired): one ERROR event on a 200 stream, as Kubernetes\' cacher answers it', async () => {
     const server = await startOrchServer(['--watch-history', '300ms'])
     try {
       const rv = (await call(server.url, 'GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion
@@ -353,8 +357,11 @@ describe('API core: watch history', () => {
       await new Promise((resolve) => setTimeout(resolve, 400))
       await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'new-news'}})
       const result = await call(server.url, 'GET', `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}`)
-      assert.equal(result.status, 410, result.text)
-      assert.equal(result.json.reason, 'Expired')
+      assert.equal(result.status, 200, result.text)
+      assert.equal(result.json.type, 'ERROR')
+      assert.equal(result.json.object.code, 410)
+      assert.equal(result.json.object.reason, 'Expired')
+      assert.match(result.json.object.message, /^too old resource version: \d+ \(\d+\)$/)
     } finally {
       await server.cleanup()
     }
