@@ -38,6 +38,26 @@ function copiedSize(document: unknown, from: string): number {
 }
 
 /** RFC 6902. A malformed patch is 400; an operation that cannot apply (missing path, failed test) is 422. */
+/**
+ * Kubernetes' json-patch (evanphx v4) replaces a missing key of an existing object by adding it: its
+ * replace only fails when the parent is missing or an array index is out of range. fast-json-patch
+ * refuses the missing key, so such a replace is applied as an add.
+ */
+function upsertingReplace(doc: unknown, operation: Record<string, unknown>): Record<string, unknown> {
+  if (operation.op !== 'replace' || typeof operation.path !== 'string') return operation
+  const slash = operation.path.lastIndexOf('/')
+  if (slash < 0) return operation
+  let parent: unknown
+  try {
+    parent = jsonpatch.getValueByPointer(doc, operation.path.slice(0, slash))
+  } catch {
+    return operation
+  }
+  const key = operation.path.slice(slash + 1).replace(/~1/g, '/').replace(/~0/g, '~')
+  if (!isPlainObject(parent) || Object.prototype.hasOwnProperty.call(parent, key)) return operation
+  return {...operation, op: 'add'}
+}
+
 export function applyJsonPatch(document: unknown, patch: unknown): unknown {
   if (!Array.isArray(patch)) throw errors.badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch')
   if (patch.length > MAX_JSON_PATCH_OPERATIONS) {
@@ -74,7 +94,7 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
           throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MAX_ACCUMULATED_COPY_SIZE}`)
         }
       }
-      doc = jsonpatch.applyOperation(doc, operation as unknown as jsonpatch.Operation, true, true, true, index).newDocument
+      doc = jsonpatch.applyOperation(doc, upsertingReplace(doc, operation) as unknown as jsonpatch.Operation, true, true, true, index).newDocument
     })
     return escapes.any ? unescapedCopy(doc) : doc
   } catch (error) {

@@ -226,16 +226,19 @@ describe('"a key is a key": data and labels named __proto__, constructor, toStri
     assert.equal(removed.status, 200, removed.text)
     assert.deepEqual(own(removed.json.data), [['a', 'b'], ['hasOwnProperty', 'c']])
     assert.deepEqual(own(removed.json.metadata.labels), [['a', 'b']])
-    // a key that is not there, by a prototype member's name, cannot be removed, replaced or tested
+    // a key that is not there, by a prototype member's name, cannot be removed or tested
     for (const op of [
       {op: 'remove', path: '/data/__proto__'},
       {op: 'remove', path: '/data/constructor'},
-      {op: 'replace', path: '/data/toString', value: 'x'},
       {op: 'test', path: '/data/valueOf', value: 'x'},
     ]) {
       const refused = await api('PATCH', `${CMS}/jsonpatched`, JSON.stringify([op]), JSONPATCH)
       assert.equal(refused.status, 422, `${JSON.stringify(op)}: ${refused.text}`)
     }
+    // and replacing it adds it (json-patch v4's replace of a missing object key), not the prototype's
+    const upserted = await api('PATCH', `${CMS}/jsonpatched`, JSON.stringify([{op: 'replace', path: '/data/toString', value: 'x'}]), JSONPATCH)
+    assert.equal(upserted.status, 200, upserted.text)
+    assert.deepEqual(own(upserted.json.data), [['a', 'b'], ['hasOwnProperty', 'c'], ['toString', 'x']])
   })
 
   it('server-side apply by two managers: no false conflict over such a key, a real conflict on it still reported', async () => {
