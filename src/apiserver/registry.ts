@@ -156,17 +156,27 @@ export class ResourceRegistry {
     } else {
       delete meta.namespace
     }
-    const generated = !meta.name && meta.generateName
+    const {object: admitted, attributes} = await this.admitCreate(options.bodyOwned ? object : clone(object), options)
+    const generated = !admitted.metadata!.name && admitted.metadata!.generateName
     for (let attempt = 0; ; attempt++) {
-      if (generated) meta.name = `${String(meta.generateName).slice(0, GENERATE_NAME_MAX_BASE)}${generateNameSuffix()}`
-      // a generated name may need another attempt, which starts again from the body as given (what
-      // the attempt before took is given back first)
-      const {object: prepared, finish} = await this.prepareCreate(options.bodyOwned && !generated ? object : clone(object), options)
+      // a generated name may need another attempt, which starts again from the object as admission
+      // left it (what the attempt before took is given back first); admission does not run again
+      const candidate = generated ? clone(admitted) : admitted
+      if (generated) candidate.metadata!.name = `${String(admitted.metadata!.generateName).slice(0, GENERATE_NAME_MAX_BASE)}${generateNameSuffix()}`
+      const {object: prepared, finish} = await this.prepareCreate(candidate, options, attributes)
       let stored = false
       try {
-        if (options.dryRun) return prepared
+        const key = this.key(namespace, prepared.metadata!.name)
+        if (options.dryRun) {
+          // DryRunnableStorage.Create: an object that exists is AlreadyExists in a dry run too
+          if (await this.deps.store.get(key)) throw new KeyExistsError(key)
+          return prepared
+        }
+        // the storage's Create refuses it (storage.ErrResourceVersionSetOnCreate); Kubernetes
+        // answers that with a 500, a client's mistake is a 400 here
+        if (prepared.metadata!.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created')
         const encoded = encodeStored(prepared)
-        const revision = await this.deps.store.create(this.key(namespace, prepared.metadata!.name), encoded)
+        const revision = await this.deps.store.create(key, encoded)
         prepared.metadata!.resourceVersion = String(revision)
         rememberStored(prepared, encoded, revision)
         stored = true
@@ -184,33 +194,43 @@ export class ResourceRegistry {
   }
 
   /**
-   * Builds the object to store; works on (and changes) `object`. Kubernetes' order: mutating
-   * admission, the beginCreate hook (a Service's cluster IPs and node ports), validation, validating
-   * admission — so validation and validating admission see what the hook set. The hook's finish is
-   * the caller's to call; when this throws it has already been called.
+   * A create up to and including mutating admission, which runs once, as in Kubernetes' create
+   * handler: decoding's defaults, the manager's managedFields, then the mutating plugins. The
+   * server's own metadata (uid, creationTimestamp, a generated name, generation) is not there yet,
+   * as Store.Create fills it after admission. Works on (and changes) `object`.
    */
-  private async prepareCreate(object: AnyObject, options: WriteOptions): Promise<{object: AnyObject; finish: FinishWrite | undefined}> {
-    const meta = object.metadata!
-    const now = options.context.now
-    meta.uid = randomUUID()
-    meta.creationTimestamp = formatTime(now)
-    delete meta.resourceVersion
-    delete meta.deletionTimestamp
-    delete meta.deletionGracePeriodSeconds
-    delete meta.selfLink
-    const generationFields = this.declaration.generationFields ?? ['spec']
-    if (generationFields.length > 0) meta.generation = 1
-    else delete meta.generation
+  private async admitCreate(object: AnyObject, options: WriteOptions): Promise<{object: AnyObject; attributes: AdmissionAttributes | undefined}> {
     ensureTopLevelStructs(object, this.declaration)
     this.declaration.defaults?.(object)
-    this.declaration.prepareForCreate?.(object, options.context)
     this.recordManagedFields(undefined, object, options, '')
     object.apiVersion = this.apiVersion
     object.kind = this.declaration.kind
-    const attributes = this.admission ? this.admissionAttributes('CREATE', object, null, meta.name ?? '', '', options.context, options.dryRun) : undefined
+    const attributes = this.admission ? this.admissionAttributes('CREATE', object, null, object.metadata!.name ?? '', '', options.context, options.dryRun) : undefined
     if (attributes && this.admission!.mutates) object = this.afterMutation(await this.admission!.admit(attributes))
+    return {object, attributes}
+  }
+
+  /**
+   * Builds the object to store from what admission left; works on (and changes) `object`.
+   * Kubernetes' Store.Create order: the system fields (uid, creationTimestamp), the beginCreate hook
+   * (a Service's cluster IPs and node ports), the strategy's PrepareForCreate (generation 1, a
+   * status of its own), validation, validating admission — so validation and validating admission
+   * see what the hook set. The hook's finish is the caller's to call; when this throws it has
+   * already been called.
+   */
+  private async prepareCreate(object: AnyObject, options: WriteOptions, attributes: AdmissionAttributes | undefined): Promise<{object: AnyObject; finish: FinishWrite | undefined}> {
+    const meta = object.metadata!
+    meta.uid = randomUUID()
+    meta.creationTimestamp = formatTime(options.context.now)
+    if (meta.resourceVersion === '') delete meta.resourceVersion
+    delete meta.deletionTimestamp
+    delete meta.deletionGracePeriodSeconds
+    delete meta.selfLink
     const finish = await this.hooks.beginCreate?.(object, {dryRun: options.dryRun})
     try {
+      // a kind that counts no generation keeps what the client set (BeforeCreate leaves it alone)
+      if ((this.declaration.generationFields ?? ['spec']).length > 0) meta.generation = 1
+      this.declaration.prepareForCreate?.(object, options.context)
       const causes = [
         ...validateObjectMeta(object, this.declaration, {creating: true}),
         ...(this.declaration.validateCreate?.(object, options.context) ?? []),
@@ -309,8 +329,13 @@ export class ResourceRegistry {
     let object: AnyObject
     const bodyCopy = clone(body)
     if (subresource === 'status') {
-      // only status changes through /status; metadata and spec stay as stored
+      // only status changes through /status; metadata and spec stay as stored — except the
+      // managedFields a server-side apply to /status worked out (they record its manager's entry)
       object = {...clone(old), status: bodyCopy.status}
+      if (options.managedFieldsDone) {
+        if (bodyCopy.metadata?.managedFields) object.metadata!.managedFields = bodyCopy.metadata.managedFields
+        else delete object.metadata!.managedFields
+      }
     } else if (subresource === 'finalize') {
       object = clone(old)
       object.spec = {...(object.spec ?? {}), finalizers: bodyCopy.spec?.finalizers ?? []}
@@ -353,18 +378,44 @@ export class ResourceRegistry {
     meta.resourceVersion = oldMeta.resourceVersion
     ensureTopLevelStructs(object, declaration)
     declaration.defaults?.(object)
+    if (oldMeta.generation !== undefined) meta.generation = oldMeta.generation
+    else delete meta.generation
+    this.recordManagedFields(old, object, options, subresource)
+    this.pendingValidation.set(object, {subresource, context: options.context})
+    return object
+  }
+
+  /**
+   * Kubernetes' BeforeUpdate up to validation, after mutating admission and the beginUpdate hook:
+   * what the server owns is as stored whatever admission did (creationTimestamp, the deletion
+   * fields, a uid left out), the strategy's PrepareForUpdate runs, and generation goes up when the
+   * fields it counts changed — also when it was admission that changed them.
+   */
+  private beforeUpdate(object: AnyObject, old: AnyObject, subresource: string, context: RequestContext): void {
+    const declaration = this.declaration
+    const meta = (object.metadata ??= {})
+    const oldMeta = old.metadata!
+    meta.uid ??= oldMeta.uid
+    meta.creationTimestamp = oldMeta.creationTimestamp
+    if (oldMeta.deletionTimestamp) {
+      meta.deletionTimestamp = oldMeta.deletionTimestamp
+      if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds
+      else delete meta.deletionGracePeriodSeconds
+    } else {
+      delete meta.deletionTimestamp
+      delete meta.deletionGracePeriodSeconds
+    }
     // the main resource and /status (whose strategy may keep parts of the stored status, e.g. CSR approvals)
-    if (!subresource || subresource === 'status') declaration.prepareForUpdate?.(object, old, {...options.context, subresource: subresource || undefined})
+    if (!subresource || subresource === 'status') declaration.prepareForUpdate?.(object, old, {...context, subresource: subresource || undefined})
     const generationFields = declaration.generationFields ?? ['spec']
     if (generationFields.length > 0) {
       const changed = generationFields.some((f) => !sameJson(object[f], old[f]))
       meta.generation = (oldMeta.generation ?? 1) + (changed ? 1 : 0)
     } else if (oldMeta.generation !== undefined) {
       meta.generation = oldMeta.generation
+    } else {
+      delete meta.generation
     }
-    this.recordManagedFields(old, object, options, subresource)
-    this.pendingValidation.set(object, {subresource, context: options.context})
-    return object
   }
 
   /** What is wrong with an update (empty when nothing). */
@@ -399,9 +450,9 @@ export class ResourceRegistry {
 
   /**
    * The rest of an update once its object is built, in Kubernetes' order (Store.Update): mutating
-   * admission, the beginUpdate hook (a Service's node ports and cluster IPs), validation of what
-   * prepareUpdate built, validating admission, then the compare-and-swap write of next over current
-   * and the hook's finish. Answers 'conflict' when someone wrote first (the caller reads again).
+   * admission, the beginUpdate hook (a Service's node ports and cluster IPs), BeforeUpdate (the
+   * strategy's PrepareForUpdate, generation, validation) for what prepareUpdate built, validating
+   * admission, then the compare-and-swap write of next over current and the hook's finish. Answers 'conflict' when someone wrote first (the caller reads again).
    */
   private async completeUpdate(
     key: string,
@@ -418,6 +469,7 @@ export class ResourceRegistry {
     let result: AnyObject | 'conflict' = 'conflict'
     try {
       if (pending) {
+        this.beforeUpdate(next, old, pending.subresource, pending.context)
         const causes = this.updateCauses(next, old, pending.subresource, pending.context)
         if (causes.length > 0) throw this.invalid(old.metadata!.name, causes)
         if (!pending.subresource) addWarnings(pending.context, this.declaration.warningsOnUpdate?.(next, old, pending.context))

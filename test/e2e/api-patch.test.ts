@@ -161,4 +161,23 @@ describe('patches and server-side apply', () => {
     assert.equal(entry.operation, 'Update')
     assert.ok(entry.fieldsV1['f:spec']['f:replicas'])
   })
+
+  it('"server-side apply to /status records its manager": an Apply entry with subresource status, taking the fields over with force', async () => {
+    assert.equal((await api('POST', STS, sts('status-applied', 1))).status, 201)
+    const status = {apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {name: 'status-applied'}, status: {replicas: 5, availableReplicas: 0}}
+    const first = await api('PATCH', `${STS}/status-applied/status?fieldManager=writer-a`, status, APPLY)
+    assert.equal(first.status, 200, first.text)
+    const applied = await api('PATCH', `${STS}/status-applied/status?fieldManager=writer-b&force=true`, {...status, status: {replicas: 6, availableReplicas: 0}}, APPLY)
+    assert.equal(applied.status, 200, applied.text)
+    assert.equal(applied.json.status.replicas, 6)
+    const entries = applied.json.metadata.managedFields.filter((m: any) => m.subresource === 'status')
+    const byB = entries.find((m: any) => m.manager === 'writer-b')
+    assert.ok(byB, JSON.stringify(applied.json.metadata.managedFields))
+    assert.equal(byB.operation, 'Apply')
+    assert.ok(byB.fieldsV1['f:status']['f:replicas'])
+    const byA = entries.find((m: any) => m.manager === 'writer-a')
+    assert.ok(!byA?.fieldsV1?.['f:status']?.['f:replicas'], 'writer-a lost status.replicas to the forced apply')
+    const stored = (await api('GET', `${STS}/status-applied`)).json
+    assert.deepEqual(stored.metadata.managedFields, applied.json.metadata.managedFields, 'stored as answered')
+  })
 })

@@ -33,6 +33,38 @@ describe('API writes: dryRun and fieldValidation', () => {
     assert.equal(invalid.status, 422)
   })
 
+  it('"a dry-run create of an object that exists is AlreadyExists" (DryRunnableStorage.Create): 409, as kubectl create --dry-run=server shows', async () => {
+    assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'dry-taken'}})).status, 201)
+    const again = await api('POST', `${base}?dryRun=All`, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'dry-taken'}})
+    assert.equal(again.status, 409, again.text)
+    assert.equal(again.json.reason, 'AlreadyExists')
+    assert.equal(again.json.message, 'configmaps "dry-taken" already exists')
+  })
+
+  it('"resourceVersion should not be set on objects to be created": a create carrying one is refused (400 here; Kubernetes\' storage answers 500), nothing stored', async () => {
+    const refused = await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'with-rv', resourceVersion: '7'}})
+    assert.equal(refused.status, 400, refused.text)
+    assert.equal(refused.json.message, 'resourceVersion should not be set on objects to be created')
+    assert.equal((await api('GET', `${base}/with-rv`)).status, 404)
+    const empty = await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'with-empty-rv', resourceVersion: ''}})
+    assert.equal(empty.status, 201, empty.text)
+  })
+
+  it('"pods count no generation" (Kubernetes 1.32): none is set on create or raised by a spec change; one a client set is kept, as for every kind without one', async () => {
+    const pods = '/api/v1/namespaces/default/pods'
+    const pod = (name: string, generation?: number) => ({apiVersion: 'v1', kind: 'Pod', metadata: {name, generation}, spec: {containers: [{name: 'c', image: 'registry.example/app:1'}]}})
+    const created = (await api('POST', pods, pod('no-gen'))).json
+    assert.equal(created.metadata.generation, undefined)
+    const updated = await api('PUT', `${pods}/no-gen`, {...created, spec: {...created.spec, containers: [{...created.spec.containers[0], image: 'registry.example/app:2'}]}})
+    assert.equal(updated.status, 200, updated.text)
+    assert.equal(updated.json.metadata.generation, undefined)
+    assert.equal((await api('POST', pods, pod('client-gen', 4))).json.metadata.generation, 4)
+    const cm = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'gen-kept', generation: 3}})).json
+    assert.equal(cm.metadata.generation, 3)
+    const cmUpdated = await api('PUT', `${base}/gen-kept`, {...cm, metadata: {...cm.metadata, generation: 9}, data: {a: 'b'}})
+    assert.equal(cmUpdated.json.metadata.generation, 3, 'an update cannot change it (BeforeUpdate)')
+  })
+
   it('dryRun=All on update, patch, delete and deletecollection changes nothing', async () => {
     const live = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'keep', labels: {dry: 'run'}}, data: {a: '1'}})).json
     const updated = await api('PUT', `${base}/keep?dryRun=All`, {...live, data: {a: '2'}})
@@ -188,11 +220,18 @@ describe('API writes: the options of a write and list, as Kubernetes decodes and
     assert.equal(warned.json.spec.replicas, 3)
   })
 
-  it('a JSON patch with an unknown op is 422 (json-patch\'s Apply fails on it); a TokenReview without a token is 400 "token is required"', async () => {
+  it('a JSON patch with an unknown op is 422 (json-patch\'s Apply fails on it), "replace of a missing key adds it" (json-patch v4); a TokenReview without a token is 400 "token is required"', async () => {
     assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'jp'}})).status, 201)
     const unknownOp = await api('PATCH', `${base}/jp`, [{op: 'bogus', path: '/data/a'}], {'Content-Type': 'application/json-patch+json'})
     assert.equal(unknownOp.status, 422, unknownOp.text)
     assert.equal(unknownOp.json.message, 'the server rejected our request due to an error in our request: Unexpected kind: bogus')
+    // json-patch v4 (Kubernetes' patcher): replace of a missing key of an existing object adds it;
+    // a missing parent or an index past the end is still refused
+    const upserted = await api('PATCH', `${base}/jp`, [{op: 'add', path: '/data', value: {}}, {op: 'replace', path: '/data/fresh', value: 'x'}], {'Content-Type': 'application/json-patch+json'})
+    assert.equal(upserted.status, 200, upserted.text)
+    assert.deepEqual(upserted.json.data, {fresh: 'x'})
+    const noParent = await api('PATCH', `${base}/jp`, [{op: 'replace', path: '/metadata/annotations/a', value: 'x'}], {'Content-Type': 'application/json-patch+json'})
+    assert.equal(noParent.status, 422, noParent.text)
     const review = await api('POST', '/apis/authentication.orch.io/v1/tokenreviews', {apiVersion: 'authentication.orch.io/v1', kind: 'TokenReview', spec: {token: ''}})
     assert.equal(review.status, 400, review.text)
     assert.equal(review.json.message, 'token is required for TokenReview in authentication.orch.io')

@@ -1,10 +1,17 @@
 // Namespace (v1, cluster-scoped): document 2.
 import {ageColumn} from '../columns.js'
 import {objectMeta} from '../meta.js'
-import type {KindDeclaration, ObjectSchema} from '../types.js'
+import type {AnyObject, KindDeclaration, ObjectSchema} from '../types.js'
 
 /** The label every namespace carries with its own name (Kubernetes' `kubernetes.io/metadata.name`). */
 export const NAMESPACE_NAME_LABEL = 'orch.io/metadata.name'
+
+function labelWithName(object: AnyObject): void {
+  const name = object.metadata?.name
+  if (typeof name === 'string' && name !== '') {
+    object.metadata!.labels = {...(object.metadata!.labels ?? {}), [NAMESPACE_NAME_LABEL]: name}
+  }
+}
 
 const namespaceCondition: ObjectSchema = {
   type: 'object',
@@ -42,6 +49,7 @@ export const namespace: KindDeclaration = {
   // Kubernetes' namespaceStrategy.PrepareForCreate: a new namespace is Active whatever status it was
   // sent with (protobuf clients send status.phase ""), and always carries the orch finalizer
   prepareForCreate(object) {
+    labelWithName(object)
     object.status = {phase: 'Active'}
     const finalizers: unknown[] = Array.isArray(object.spec?.finalizers) ? object.spec.finalizers : []
     if (!finalizers.includes('orch')) object.spec = {...object.spec, finalizers: [...finalizers, 'orch']}
@@ -80,13 +88,10 @@ export const namespace: KindDeclaration = {
     },
   },
   defaults(object) {
-    // SetDefaults_Namespace (and namespaceStrategy.Canonicalize): every namespace is labelled with
-    // its own name, on create and again on every update, whatever the request said. The registry
-    // has the final name (generateName resolved) before it defaults.
-    const name = object.metadata?.name
-    if (typeof name === 'string' && name !== '') {
-      object.metadata!.labels = {...(object.metadata!.labels ?? {}), [NAMESPACE_NAME_LABEL]: name}
-    }
+    // SetDefaults_Namespace: every namespace is labelled with its own name, on create and again on
+    // every update, whatever the request said (a generated name is not known yet on create:
+    // prepareForCreate labels it, as namespaceStrategy.Canonicalize does)
+    labelWithName(object)
     // (spec.finalizers is not defaulted: prepareForCreate adds the orch finalizer, and /finalize may
     // leave none, which Go's omitempty then leaves out)
     object.spec ??= {}

@@ -452,7 +452,9 @@ export const pod: KindDeclaration = {
     {name: 'log', verbs: ['get']},
   ],
   hasStatus: true,
-  generationFields: ['spec'],
+  // Kubernetes 1.32 counts no generation for pods (PodObservedGenerationTracking, 1.33, does):
+  // only graceful deletion raises one a client set
+  generationFields: [],
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
   schema: {
