@@ -17,13 +17,13 @@ export const STRATEGIC_PATCH = 'application/strategic-merge-patch+json'
 /** default request body limit, as Kubernetes' 3 MiB */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024
 
-/** The whole request body; 413 past the limit (the rest is read and dropped). Plain stream events,
+/** The whole request body; 413 past the limit (the rest is read and dropped), in limitedReadBody's words. Plain stream events,
  *  not an async iterator: this runs for every write, and the iterator costs several µs each time. */
 export function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(request.headers['content-length'] ?? NaN)
   if (declared > limit) {
     request.resume()
-    return Promise.reject(errors.tooLarge(`the request body is ${declared} bytes, over the limit of ${limit} bytes`))
+    return Promise.reject(errors.tooLarge(`Request entity too large: limit is ${limit}`))
   }
   // a request already gone would never end
   if (request.destroyed || request.readableEnded) return Promise.reject(errors.badRequest('the request body was already read or the request has ended'))
@@ -40,7 +40,7 @@ export function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Prom
     request.on('data', (chunk: Buffer) => {
       if (settled) return
       size += chunk.length
-      if (size > limit) fail(errors.tooLarge(`the request body is over the limit of ${limit} bytes`))
+      if (size > limit) fail(errors.tooLarge(`Request entity too large: limit is ${limit}`))
       else chunks.push(chunk)
     })
     request.once('end', () => {

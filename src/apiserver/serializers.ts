@@ -118,7 +118,10 @@ export const protobufSerializer: Serializer = {
     try {
       return decodeObject(declaration, body)
     } catch (error) {
-      if (error instanceof ProtobufError) throw errors.badRequest(`error decoding protobuf: ${error.message}`)
+      if (error instanceof ProtobufError) {
+        // the object decoder says where it failed already prefixed; the envelope's errors are not
+        throw errors.badRequest(error.message.startsWith('error decoding protobuf: ') ? error.message : `error decoding protobuf: ${error.message}`)
+      }
       throw error
     }
   },

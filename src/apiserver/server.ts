@@ -84,6 +84,8 @@ export interface ServerTLS {
 
 /** Kubernetes' defaults: --etcd-healthcheck-timeout 2 s, --etcd-readiness-timeout 3 s */
 const STORE_HEALTH_TIMEOUT_MS = 2_000
+/** request line and headers: Go's http.DefaultMaxHeaderBytes, which kube-apiserver serves with */
+const MAX_HEADER_BYTES = 1 << 20
 const STORE_READINESS_TIMEOUT_MS = 3_000
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -265,7 +267,8 @@ export class ApiServer {
    *  may still carry a bearer token, or be anonymous (and then refused outside the public paths). */
   private createListener(tls: ServerTLS): Server {
     const server = createServer(
-      {cert: tls.cert, key: tls.key, ...clientCertServerOptions(tls.clientCA)},
+      // request line and headers up to 1 MiB, as Go's http.Server (long selectors, large tokens)
+      {cert: tls.cert, key: tls.key, maxHeaderSize: MAX_HEADER_BYTES, ...clientCertServerOptions(tls.clientCA)},
       (request, response) => this.track(this.handle(request, response)),
     )
     server.on('connection', (socket: Socket) => {
@@ -390,7 +393,12 @@ export class ApiServer {
       }
     } catch (error) {
       if ((error as {code?: number}).code === undefined || !(error instanceof Error && error.name === 'ApiError')) {
-        this.options.logger.error('request failed', {method: request.method, path: request.url, error: (error as Error).stack ?? error})
+        // a client that went away mid-request (its upload aborted) is no server failure to log loudly
+        if (request.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+          this.options.logger.v(2, 'client went away during the request', {method: request.method, path: request.url, error: (error as Error).message})
+        } else {
+          this.options.logger.error('request failed', {method: request.method, path: request.url, error: (error as Error).stack ?? error})
+        }
       }
       failure = error instanceof Error && error.name === 'ApiError' ? error.message : 'Internal error occurred'
       if (!response.headersSent) statusResponse(response, error, request.headers.accept, this.resources.serializers)

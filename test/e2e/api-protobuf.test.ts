@@ -99,6 +99,7 @@ describe('protobuf', () => {
     for (const body of [good.subarray(0, good.length - 5), Buffer.from('garbage garbage'), Buffer.concat([Buffer.from([0x6b, 0x38, 0x73, 0x01]), good.subarray(4)])]) {
       const result = await raw(server.url, 'POST', base, {'Content-Type': PB}, body)
       assert.equal(result.status, 400, result.body.toString())
+      assert.match(JSON.parse(result.body.toString()).message, /^error decoding protobuf: (?!error decoding protobuf)/, 'said once')
     }
     assert.equal((await call(server.url, 'GET', `${base}/bad`)).status, 404)
   })
