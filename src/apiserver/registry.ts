@@ -16,6 +16,7 @@ import {compileSelectors, type Selectors} from './selectors.js'
 import {parseResourceVersion, ResourceLister, type ListParams, type ListResult} from './registry-list.js'
 import {decodeStored, decodeStoredShared, encodeStored, rememberStored} from './stored-json.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
+import {beforeUpdate, updatedObject} from './registry-update.js'
 import {
   addWarnings,
   bumpGeneration,
@@ -31,7 +32,6 @@ import {
   IMMORTAL_NAMESPACES,
   type RegistryDependencies,
   type RegistryHooks,
-  sameJson,
   withoutVersion,
   type WriteOptions,
 } from './registry-support.js'
@@ -325,97 +325,10 @@ export class ResourceRegistry {
   /** Builds the object to store from the stored one and the request body; completeUpdate (update,
    *  guaranteedUpdate) validates it after admission and the beginUpdate hook. */
   prepareUpdate(old: AnyObject, body: AnyObject, subresource: string, options: WriteOptions): AnyObject {
-    const declaration = this.declaration
-    let object: AnyObject
-    const bodyCopy = clone(body)
-    if (subresource === 'status') {
-      // only status changes through /status; metadata and spec stay as stored — except the
-      // managedFields a server-side apply to /status worked out (they record its manager's entry)
-      object = {...clone(old), status: bodyCopy.status}
-      if (options.managedFieldsDone) {
-        if (bodyCopy.metadata?.managedFields) object.metadata!.managedFields = bodyCopy.metadata.managedFields
-        else delete object.metadata!.managedFields
-      }
-    } else if (subresource === 'finalize') {
-      object = clone(old)
-      object.spec = {...(object.spec ?? {}), finalizers: bodyCopy.spec?.finalizers ?? []}
-    } else if (subresource) {
-      const sub = declaration.subresources?.find((s) => s.name === subresource)
-      if (!sub || !declaration.prepareSubresourceUpdate) throw errors.methodNotAllowed()
-      object = declaration.prepareSubresourceUpdate(subresource, bodyCopy, clone(old), options.context)
-    } else {
-      object = bodyCopy
-      if (declaration.hasStatus) {
-        if (old.status === undefined) delete object.status
-        else object.status = clone(old.status)
-      }
-    }
-    object.apiVersion = this.apiVersion
-    object.kind = declaration.kind
-    const meta = (object.metadata ??= {})
-    const oldMeta = old.metadata!
-    // fields the server owns
-    meta.name = oldMeta.name
-    if (declaration.namespaced) meta.namespace = oldMeta.namespace
-    else delete meta.namespace
-    if (meta.uid !== undefined && meta.uid !== oldMeta.uid) {
-      throw errors.conflict(
-        this.groupResource,
-        oldMeta.name,
-        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${oldMeta.uid}`,
-      )
-    }
-    meta.uid = oldMeta.uid
-    meta.creationTimestamp = oldMeta.creationTimestamp
-    delete meta.selfLink
-    if (oldMeta.deletionTimestamp) {
-      meta.deletionTimestamp = oldMeta.deletionTimestamp
-      if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds
-    } else {
-      delete meta.deletionTimestamp
-      delete meta.deletionGracePeriodSeconds
-    }
-    meta.resourceVersion = oldMeta.resourceVersion
-    ensureTopLevelStructs(object, declaration)
-    declaration.defaults?.(object)
-    if (oldMeta.generation !== undefined) meta.generation = oldMeta.generation
-    else delete meta.generation
+    const object = updatedObject(this.declaration, this.groupResource, old, body, subresource, options)
     this.recordManagedFields(old, object, options, subresource)
     this.pendingValidation.set(object, {subresource, context: options.context})
     return object
-  }
-
-  /**
-   * Kubernetes' BeforeUpdate up to validation, after mutating admission and the beginUpdate hook:
-   * what the server owns is as stored whatever admission did (creationTimestamp, the deletion
-   * fields, a uid left out), the strategy's PrepareForUpdate runs, and generation goes up when the
-   * fields it counts changed — also when it was admission that changed them.
-   */
-  private beforeUpdate(object: AnyObject, old: AnyObject, subresource: string, context: RequestContext): void {
-    const declaration = this.declaration
-    const meta = (object.metadata ??= {})
-    const oldMeta = old.metadata!
-    meta.uid ??= oldMeta.uid
-    meta.creationTimestamp = oldMeta.creationTimestamp
-    if (oldMeta.deletionTimestamp) {
-      meta.deletionTimestamp = oldMeta.deletionTimestamp
-      if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds
-      else delete meta.deletionGracePeriodSeconds
-    } else {
-      delete meta.deletionTimestamp
-      delete meta.deletionGracePeriodSeconds
-    }
-    // the main resource and /status (whose strategy may keep parts of the stored status, e.g. CSR approvals)
-    if (!subresource || subresource === 'status') declaration.prepareForUpdate?.(object, old, {...context, subresource: subresource || undefined})
-    const generationFields = declaration.generationFields ?? ['spec']
-    if (generationFields.length > 0) {
-      const changed = generationFields.some((f) => !sameJson(object[f], old[f]))
-      meta.generation = (oldMeta.generation ?? 1) + (changed ? 1 : 0)
-    } else if (oldMeta.generation !== undefined) {
-      meta.generation = oldMeta.generation
-    } else {
-      delete meta.generation
-    }
   }
 
   /** What is wrong with an update (empty when nothing). */
@@ -469,7 +382,7 @@ export class ResourceRegistry {
     let result: AnyObject | 'conflict' = 'conflict'
     try {
       if (pending) {
-        this.beforeUpdate(next, old, pending.subresource, pending.context)
+        beforeUpdate(this.declaration, next, old, pending.subresource, pending.context)
         const causes = this.updateCauses(next, old, pending.subresource, pending.context)
         if (causes.length > 0) throw this.invalid(old.metadata!.name, causes)
         if (!pending.subresource) addWarnings(pending.context, this.declaration.warningsOnUpdate?.(next, old, pending.context))
