@@ -86,9 +86,10 @@ function interpret(suffix: string): {base: 2 | 10; exponent: number; format: Qua
   if (suffix in decimalSuffixes) return {base: 10, exponent: decimalSuffixes[suffix]!, format: 'DecimalSI'}
   if (suffix in binarySuffixes) return {base: 2, exponent: binarySuffixes[suffix]!, format: 'BinarySI'}
   if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E') && /^[+-]?[0-9]+$/.test(suffix.slice(1))) {
-    const exponent = Number(suffix.slice(1))
-    if (!Number.isSafeInteger(exponent) || Math.abs(exponent) > 2 ** 31 - 1) return null
-    return {base: 10, exponent, format: 'DecimalExponent'}
+    // strconv.ParseInt(…, 10, 64), then Go's int32 conversion, which wraps
+    const parsed = BigInt(suffix.slice(1))
+    if (parsed < -(2n ** 63n) || parsed >= 2n ** 63n) return null
+    return {base: 10, exponent: Number(BigInt.asIntN(32, parsed)), format: 'DecimalExponent'}
   }
   return null
 }
@@ -104,15 +105,39 @@ function make(nanos: bigint, format: QuantityFormat): Quantity {
 }
 
 /**
+ * Whether ParseQuantity keeps the text as the quantity's String(): its fast path (at most 18 digits, no
+ * finer than a nano; a binary suffix without a fraction, Ki to Ti) keeps it when it looks canonical,
+ * by its own test, which looks at the digits only: so `+1`, `01`, `1.` and `1.500` are kept as written.
+ */
+function keepsWrittenText(num: string, denom: string, meaning: {exponent: number; format: QuantityFormat}): boolean {
+  const digits = num + denom
+  if (meaning.format === 'BinarySI') {
+    if (denom.length > 0) return false
+    // 2^exponent has about exponent*3/10 decimal digits
+    if (14 - num.length - Math.trunc((meaning.exponent * 3) / 10) < 0) return false
+    return (BigInt(num) & 7n) !== 0n
+  }
+  if (digits.length > 18) return false
+  const scale = meaning.exponent - denom.length
+  if (scale < -9) return false
+  return scale % 3 === 0 && !digits.endsWith('000') && digits[0] !== '0'
+}
+
+/**
  * Parses a quantity as Kubernetes' ParseQuantity does. Throws QuantityParseError with Kubernetes'
  * message for malformed text (`quantities must match the regular expression ...`) or an unknown
  * suffix (`unable to parse quantity's suffix`).
  */
 export function parseQuantity(text: string): Quantity {
+  return parse(text).quantity
+}
+
+function parse(text: string): {quantity: Quantity; keepsText: boolean} {
   if (text.length === 0) throw new QuantityParseError(quantityErrors.format)
   const {positive, num, denom, suffix} = split(text)
   const meaning = interpret(suffix)
   if (meaning === null) throw new QuantityParseError(quantityErrors.suffix)
+  const keepsText = text === '0' || keepsWrittenText(num, denom, meaning)
   const digits = BigInt(num + denom)
   let magnitude: bigint
   if (meaning.base === 2) {
@@ -128,7 +153,7 @@ export function parseQuantity(text: string): Quantity {
     else if (-shift > (num + denom).length + 1) magnitude = 1n // far below a nano: rounds up to one
     else magnitude = divCeil(digits, 10n ** BigInt(-shift))
   }
-  return make(positive ? magnitude : -magnitude, meaning.format)
+  return {quantity: make(positive ? magnitude : -magnitude, meaning.format), keepsText}
 }
 
 /** The Kubernetes parse error for the text, or null when it is a valid quantity. */
@@ -155,7 +180,7 @@ function removeFactors(value: bigint, base: bigint): [bigint, number] {
 }
 
 /**
- * The canonical text of a quantity (Kubernetes' Quantity.String()): the largest suffix of the
+ * The canonical text of a quantity (Kubernetes' CanonicalizeBytes): the largest suffix of the
  * quantity's family that keeps the number whole, e.g. `1536Mi`, `1500m`, `1k`, `1e3`, `0`.
  * A binary quantity below 1024 in magnitude or with a fraction is shown with decimal suffixes.
  */
@@ -179,16 +204,18 @@ export function formatQuantity(q: Pick<Quantity, 'nanos' | 'format'>): string {
     exponent--
   }
   if (format === 'DecimalExponent') return exponent === 0 ? `${mantissa}` : `${mantissa}e${exponent}`
-  if (exponent > 18) {
-    mantissa *= 10n ** BigInt(exponent - 18)
-    exponent = 18
-  }
-  return `${mantissa}${decimalSuffixOf.get(exponent)}`
+  // Kubernetes 1.32 has no decimal SI suffix past E (10^18) and prints the number without one
+  return `${mantissa}${decimalSuffixOf.get(exponent) ?? ''}`
 }
 
-/** Parses and prints a quantity: its canonical text. Throws QuantityParseError when invalid. */
+/**
+ * The text Kubernetes stores and serves for a quantity written `text`: String() of ParseQuantity(text),
+ * which is the text itself when ParseQuantity kept it (see keepsWrittenText), else its canonical form.
+ * Throws QuantityParseError when invalid.
+ */
 export function canonicalQuantity(text: string): string {
-  return formatQuantity(parseQuantity(text))
+  const {quantity, keepsText} = parse(text)
+  return keepsText ? text : formatQuantity(quantity)
 }
 
 /** Compares two quantities by value: negative, zero or positive like a sort comparator. */

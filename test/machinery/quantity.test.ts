@@ -109,16 +109,15 @@ describe('formatQuantity', () => {
       ['0Gi', '0'],
       ['-0', '0'],
       ['1', '1'],
-      ['+1', '1'],
+      ['+1', '+1'],
       ['1000', '1k'],
       ['1500', '1500'],
       ['1.5', '1500m'],
       ['0.1', '100m'],
       ['100m', '100m'],
       ['1000m', '1'],
-      ['1.G', '1G'],
+      ['1.G', '1.G'],
       ['12E', '12E'],
-      ['1000E', '1000E'],
       ['0.1n', '1n'],
       ['1u', '1u'],
       ['1e3', '1e3'],
@@ -145,6 +144,90 @@ describe('formatQuantity', () => {
       assert.equal(formatQuantity(q), text)
       assert.equal(parseQuantity(formatQuantity(q)).nanos, q.nanos)
     }
+  })
+})
+
+describe('canonicalQuantity (ParseQuantity, then String())', () => {
+  it('keeps the text when "the number is in canonical form, reuse the string" (Kubernetes\' TestQuantityString)', () => {
+    for (const text of ['1Gi', '300Mi', '6Ki', '1001Gi', '1Ti', '5', '500m', '1G', '1m', '80m', '1080m', '300M', '1T', '1234567M', '3k', '1025', '0', '1e9', '1e-3', '1e-9', '80e-3', '300e6', '1e12', '1e3', '3e3', '1n', '80n', '1080n', '1u', '80u', '1080u']) {
+      assert.equal(canonicalQuantity(text), text)
+    }
+  })
+
+  it('prints the canonical form of an alternate text (Kubernetes\' TestQuantityString alternates)', () => {
+    const cases: [string, string][] = [
+      ['1024Mi', '1Gi'],
+      ['307200Ki', '300Mi'],
+      ['1025024Mi', '1001Gi'],
+      ['1024Gi', '1Ti'],
+      ['5000m', '5'],
+      ['0.5', '500m'],
+      ['1000M', '1G'],
+      ['0.001T', '1G'],
+      ['1000u', '1m'],
+      ['1.08', '1080m'],
+      ['1080000000n', '1080m'],
+      ['.001e12', '1e9'],
+      ['0.001e0', '1e-3'],
+      ['1000e-12', '1e-9'],
+      ['00', '0'],
+    ]
+    for (const [text, canonical] of cases) assert.equal(canonicalQuantity(text), canonical, text)
+  })
+
+  it('emits what Kubernetes\' TestQuantityParseEmit expects, negated too', () => {
+    const cases: [string, string][] = [
+      ['1Ki', '1Ki'],
+      ['1Mi', '1Mi'],
+      ['1Gi', '1Gi'],
+      ['1024Mi', '1Gi'],
+      ['1000M', '1G'],
+      ['.001Ki', '1024m'],
+      ['.000001Ki', '1024u'],
+      ['.000000001Ki', '1024n'],
+      ['.000000000001Ki', '2n'],
+    ]
+    for (const [text, canonical] of cases) {
+      assert.equal(canonicalQuantity(text), canonical, text)
+      assert.equal(canonicalQuantity(`-${text}`), `-${canonical}`, `-${text}`)
+    }
+  })
+
+  it('keeps a text its fast path deems canonical by its digits alone: a sign, leading zeros, a bare point, trailing zeros of a fraction', () => {
+    assert.equal(canonicalQuantity('+1'), '+1')
+    assert.equal(canonicalQuantity('01'), '01')
+    assert.equal(canonicalQuantity('1.'), '1.')
+    assert.equal(canonicalQuantity('1.500'), '1.500')
+    assert.equal(canonicalQuantity('1E3'), '1E3')
+    assert.equal(canonicalQuantity('+1Ki'), '+1Ki')
+    // the canonical form otherwise: a scale not a multiple of 3, digits ending in 000 or starting with 0
+    assert.equal(canonicalQuantity('1.5'), '1500m')
+    assert.equal(canonicalQuantity('1.0'), '1')
+    assert.equal(canonicalQuantity('1000'), '1k')
+    assert.equal(canonicalQuantity('0.5'), '500m')
+    assert.equal(canonicalQuantity('1000Mi'), '1000Mi')
+    assert.equal(canonicalQuantity('8Ki'), '8Ki')
+    assert.equal(canonicalQuantity('2048Ki'), '2Mi')
+    // no fast path: Pi and Ei, more than 18 digits, finer than a nano, a binary fraction
+    assert.equal(canonicalQuantity('1Pi'), '1Pi')
+    assert.equal(canonicalQuantity('1.5Gi'), '1536Mi')
+    assert.equal(canonicalQuantity('0.1Gi'), '107374182400m')
+    assert.equal(canonicalQuantity('1234567890123456789'), '1234567890123456789')
+  })
+
+  it('has no decimal SI suffix past E: 1.32 prints the number alone ("1000E" serializing to "1")', () => {
+    assert.equal(canonicalQuantity('1000E'), '1')
+    assert.equal(canonicalQuantity('10000000000000000000000'), '10')
+    assert.equal(canonicalQuantity('12E'), '12E')
+    assert.equal(canonicalQuantity('1e21'), '1e21')
+  })
+
+  it('reads any int64 exponent as Go does (ParseInt, then an int32 conversion)', () => {
+    assert.equal(canonicalQuantity('1e400'), '10e399')
+    assert.equal(canonicalQuantity('1e399'), '1e399')
+    assert.equal(parseQuantity('1e4294967296').nanos, 1_000_000_000n)
+    assert.equal(parseQuantity('1e2147483648').nanos, 1n)
+    assert.equal(quantityError('1e9223372036854775808'), "unable to parse quantity's suffix")
   })
 })
 
