@@ -13,7 +13,7 @@
 // indexes are not part of it, and an embedded struct's fields count as the embedding struct's.
 import type {AnyObject, Field, KindDeclaration, ObjectSchema, Schema} from '../api/types.js'
 import type {NumberLiteralAt} from './field-validation.js'
-import {quantityError, quantityErrors} from './quantity.js'
+import {canonicalQuantity, QuantityParseError, quantityError, quantityErrors} from './quantity.js'
 import {goJSON} from './field-path.js'
 import {scalarZero, structFields} from './typed-value.js'
 import {errors} from './status.js'
@@ -250,6 +250,9 @@ export function rfc3339Error(text: string): string | undefined {
  *  decoder parses an integer field's text with strconv.ParseInt, which refuses a fraction or an
  *  exponent however whole the value, and its errors quote the text. Elsewhere it stands for its value. */
 class WrittenNumber {
+  /** set when the number stands for a resource.Quantity, which is the text itself (UnmarshalJSON
+   *  parses the number's bytes): the text, not the number, is put back */
+  isQuantity = false
   constructor(
     readonly literal: string,
     readonly value: number,
@@ -271,7 +274,7 @@ function ownSlot(holder: unknown, key: string | number): Record<string | number,
 interface MarkedNumber {
   holder: Record<string | number, unknown>
   key: string | number
-  value: number
+  written: WrittenNumber
 }
 
 /** Puts WrittenNumbers where the texts are, where the value found there is still the text's number
@@ -290,12 +293,14 @@ function markWrittenNumbers(body: AnyObject, literals: readonly NumberLiteralAt[
     if (slot === undefined || key === undefined) continue
     const value = slot[key]
     if (typeof value !== 'number' || !(value === Number(literal) || (Number.isNaN(value) && Number.isNaN(Number(literal))))) continue
-    slot[key] = new WrittenNumber(literal, value)
-    marked.push({holder: slot, key, value})
+    const written = new WrittenNumber(literal, value)
+    slot[key] = written
+    marked.push({holder: slot, key, written})
   }
 }
 
-/** goDecodeError with the numbers of `literals` seen as they were written. */
+/** goDecodeError with the numbers of `literals` seen as they were written. A number that is a
+ *  quantity is left as its text (`1e3`, `0.50`), which the quantity is made of (see goNullsToZero). */
 function goDecodeErrorWritten(value: AnyObject, schema: ObjectSchema, pkg: string, literals: readonly NumberLiteralAt[]): string | undefined {
   if (literals.length === 0) return goDecodeError(value, schema, pkg)
   const marked: MarkedNumber[] = []
@@ -303,7 +308,7 @@ function goDecodeErrorWritten(value: AnyObject, schema: ObjectSchema, pkg: strin
     markWrittenNumbers(value, literals, marked)
     return goDecodeError(value, schema, pkg)
   } finally {
-    for (const {holder, key, value: number} of marked) holder[key] = number
+    for (const {holder, key, written} of marked) holder[key] = written.isQuantity ? written.literal : written.value
   }
 }
 
@@ -353,6 +358,10 @@ function checkIntOrString(value: unknown, state: DecodeState): string | undefine
 function check(value: unknown, schema: Schema, state: DecodeState): string | undefined {
   if (value === null || value === undefined) return undefined
   if (value instanceof WrittenNumber) {
+    if (schema.type === 'quantity') {
+      value.isQuantity = true
+      return quantityError(value.literal) ?? undefined
+    }
     const intOrString = schema.type === 'int-or-string' || (schema.type === 'string' && schema.format === 'int-or-string')
     if (intOrString || schema.type === 'integer') {
       const format = intOrString ? 'int32' : (schema as {format: 'int32' | 'int64'}).format
@@ -595,19 +604,18 @@ function zeroOf(schema: Schema): unknown {
 
 /**
  * A value as the decoded Go value serialises it, for the shapes only CBOR gives (JSON never does):
- * big integers (cbor-x gives 64-bit ones as bigint) as numbers, or for a quantity as its digits; byte
- * strings as base64 in a []byte field and as text where a string goes. undefined: no change.
+ * big integers (cbor-x gives 64-bit ones as bigint) as numbers; byte strings as base64 in a []byte
+ * field and as text where a string goes. undefined: no change. (Quantities: storedQuantity.)
  */
 function converted(value: unknown, schema: Schema): unknown {
   if (typeof value === 'bigint') {
-    if (schema.type === 'quantity') return value.toString()
     if (schema.type === 'integer' || schema.type === 'number' || schema.type === 'int-or-string' || schema.type === 'raw') return Number(value)
     return undefined
   }
   if (value instanceof Uint8Array) {
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
     if (schema.type === 'string' && schema.format === 'byte') return bytes.toString('base64')
-    if (schema.type === 'string' || schema.type === 'time' || schema.type === 'quantity' || schema.type === 'int-or-string' || schema.type === 'raw') {
+    if (schema.type === 'string' || schema.type === 'time' || schema.type === 'int-or-string' || schema.type === 'raw') {
       return bytes.toString('utf8')
     }
     return undefined
@@ -643,7 +651,8 @@ function isEmptyCollection(value: unknown, schema: Schema): boolean {
  * null is unset, and a null map value or slice element is its type's zero value ("" for a string, {}
  * for a struct), so that validation sees `labels: {"a": ""}` for `{"a": null}`, as Kubernetes does,
  * and never a null where it reads a string or an object. What only a CBOR body holds becomes what the
- * same Go value reads as in JSON: big integers numbers, byte strings base64 ([]byte) or text. Values
+ * same Go value reads as in JSON: big integers numbers, byte strings base64 ([]byte) or text. A
+ * quantity is the text Kubernetes stores for it (`"0.5"` and `0.5` are `"500m"`: storedQuantity). Values
  * of the wrong type are left as they are (goDecodeError refuses them). An optional list or map field
  * that is empty is unset, as Go's omitempty never serialises it (`labels: {}`, `ownerReferences: []`).
  */
@@ -694,12 +703,39 @@ export function goNullsToZero(value: unknown, schema: Schema): void {
   }
 }
 
-/** One non-null child: converted in its parent when only CBOR gives its shape, else walked into. */
+/** One non-null child: a quantity made canonical, converted in its parent when only CBOR gives its
+ *  shape, else walked into. */
 function settle(parent: Record<string | number, unknown>, key: string | number, child: unknown, schema: Schema): void {
+  if (schema.type === 'quantity') {
+    const text = storedQuantity(child)
+    if (text !== undefined) parent[key] = text
+    return
+  }
   if (typeof child === 'bigint' || child instanceof Uint8Array || (Array.isArray(child) && schema.type === 'string')) {
     const value = converted(child, schema)
     if (value !== undefined) parent[key] = value
     return
   }
   goNullsToZero(child, schema)
+}
+
+/**
+ * The text a resource.Quantity decoded from `value` serialises as: UnmarshalJSON parses a string
+ * without its quotes and surrounding space, or a number's JSON text (Go's json.Marshal of a float64 or
+ * an int64 writes what String() does; a number written otherwise in a JSON body arrives here as its
+ * text), and MarshalJSON writes String(). undefined for what does not parse (goDecodeError refuses it).
+ */
+function storedQuantity(value: unknown): string | undefined {
+  let text: string
+  if (typeof value === 'string') text = value.trim()
+  else if (typeof value === 'number') text = String(value)
+  else if (typeof value === 'bigint') text = value.toString()
+  else if (value instanceof Uint8Array) text = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8').trim()
+  else return undefined
+  try {
+    return canonicalQuantity(text)
+  } catch (e) {
+    if (e instanceof QuantityParseError) return undefined
+    throw e
+  }
 }

@@ -164,6 +164,19 @@ describe("Go's decoding of a body into its kind", () => {
     assert.deepEqual(map, {data: {a: 'x'}, binaryData: {b: 'eQ=='}})
   })
 
+  it('a quantity is stored as resource.Quantity\'s MarshalJSON writes it: String() of what UnmarshalJSON parsed, a number\'s JSON text or a string\'s trimmed', () => {
+    const object: Record<string, any> = sts([{name: 'a', resources: {limits: {cpu: '0.5', memory: 1024}, requests: {cpu: 0.5, memory: ' 1e3 ', storage: '1024Mi'}}}])
+    object.spec.template.spec.containers[0].env = [{name: 'E', valueFrom: {resourceFieldRef: {resource: 'limits.cpu', divisor: 0.001}}}]
+    goNullsToZero(object, statefulSet.schema)
+    const container = object.spec.template.spec.containers[0]
+    assert.deepEqual(container.resources, {limits: {cpu: '500m', memory: '1024'}, requests: {cpu: '500m', memory: '1e3', storage: '1Gi'}})
+    assert.equal(container.env[0].valueFrom.resourceFieldRef.divisor, '1m')
+    // CBOR's shapes: a big integer and a byte string
+    const cbor: Record<string, any> = sts([{name: 'a', resources: {limits: {cpu: 2n ** 40n, memory: Uint8Array.from(Buffer.from('2048Ki'))}}}])
+    goNullsToZero(cbor, statefulSet.schema)
+    assert.deepEqual(cbor.spec.template.spec.containers[0].resources.limits, {cpu: '1099511627776', memory: '2Mi'})
+  })
+
   it("transformDecodeError's message: the body's kind and version, defaulted from the endpoint's; unrecognized when they cannot be read", () => {
     const raw = Buffer.from('{}')
     const problem = 'json: x'
@@ -212,6 +225,18 @@ describe('numbers as they were written (assertDecodes with scanJsonText\'s numbe
     assert.equal(problem('{"ratio":2.50,"count":2}'), undefined)
     assert.equal(problem('{"ratio":1e400}'), 'json: cannot unmarshal number 1e400 into Go struct field Sample.ratio of type float64')
     assert.equal(problem('{"count":12345678901234567890}'), 'json: cannot unmarshal number 12345678901234567890 into Go struct field Sample.count of type int32')
+  })
+
+  it('a JSON number in a quantity is its text: UnmarshalJSON parses the bytes as written (1e3 stays 1e3, 1e400 is a quantity)', () => {
+    const quantitySchema: ObjectSchema = {type: 'object', name: 'Sample', fields: {size: {type: 'quantity', proto: 1}, sizes: {type: 'map', values: {type: 'quantity'}, proto: 2}}}
+    const decode = (text: string) => {
+      const body = JSON.parse(text) as AnyObject
+      assertDecodes(body, quantitySchema, kind, Buffer.from(text), scanJsonText(text).numberLiterals)
+      goNullsToZero(body, quantitySchema)
+      return body
+    }
+    assert.deepEqual(decode('{"size":1e3,"sizes":{"a":0.50,"b":1.5e3,"c":1e400,"d":1024}}'), {size: '1e3', sizes: {a: '500m', b: '1500', c: '10e399', d: '1024'}})
+    assert.deepEqual(decode('{"size":"1e400"}'), {size: '10e399'})
   })
 
   it('the body is given back as it was, numbers and all', () => {
