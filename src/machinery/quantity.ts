@@ -204,8 +204,10 @@ export function formatQuantity(q: Pick<Quantity, 'nanos' | 'format'>): string {
     exponent--
   }
   if (format === 'DecimalExponent') return exponent === 0 ? `${mantissa}` : `${mantissa}e${exponent}`
-  // Kubernetes 1.32 has no decimal SI suffix past E (10^18) and prints the number without one
-  return `${mantissa}${decimalSuffixOf.get(exponent) ?? ''}`
+  // past E (10^18) there is no decimal SI suffix: Kubernetes 1.32 prints the mantissa alone, which
+  // reads back as another value ("1000E" as 1); orch writes the exponent, as later Kubernetes does
+  const suffix = decimalSuffixOf.get(exponent)
+  return suffix === undefined ? `${mantissa}e${exponent}` : `${mantissa}${suffix}`
 }
 
 /**

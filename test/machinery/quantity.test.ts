@@ -215,9 +215,9 @@ describe('canonicalQuantity (ParseQuantity, then String())', () => {
     assert.equal(canonicalQuantity('1234567890123456789'), '1234567890123456789')
   })
 
-  it('has no decimal SI suffix past E: 1.32 prints the number alone ("1000E" serializing to "1")', () => {
-    assert.equal(canonicalQuantity('1000E'), '1')
-    assert.equal(canonicalQuantity('10000000000000000000000'), '10')
+  it('has no decimal SI suffix past E: the exponent is written instead ("1000E" is 1e21; 1.32 would print 1, another value)', () => {
+    assert.equal(canonicalQuantity('1000E'), '1e21')
+    assert.equal(canonicalQuantity('10000000000000000000000'), '10e21')
     assert.equal(canonicalQuantity('12E'), '12E')
     assert.equal(canonicalQuantity('1e21'), '1e21')
   })
