@@ -1,6 +1,7 @@
 // The encodings the server speaks, chosen per request by Accept and Content-Type.
 import type {AnyObject, KindDeclaration} from '../api/types.js'
-import {CborError, decodeCbor, encodeCbor} from '../machinery/cbor.js'
+import {CborError, decodeCborRequest, encodeCbor} from '../machinery/cbor.js'
+import {decodeFailure, summarizeData} from '../machinery/go-json.js'
 import {setOwn} from '../machinery/own-keys.js'
 import {decodeObject, encodeListChunks, encodeObject, frameWatchEvent, ProtobufError} from '../machinery/protobuf.js'
 import {errors} from '../machinery/status.js'
@@ -76,12 +77,17 @@ export const cborSerializer: Serializer = {
   mediaType: CBOR_TYPE,
   streamMediaType: 'application/cbor-seq',
   encode: (value) => encodeCbor(value),
-  decode(body) {
+  decode(body, declaration) {
     try {
-      return decodeCbor(body)
+      return decodeCborRequest(body)
     } catch (error) {
-      if (error instanceof CborError) throw errors.badRequest(`error decoding CBOR: ${error.message}`)
-      throw error
+      if (!(error instanceof CborError)) throw error
+      if (!declaration) throw errors.badRequest(`error decoding CBOR: ${error.message}`)
+      // as the handlers' transformDecodeError words the serializer's error
+      if (!error.typeMeta) {
+        throw errors.badRequest(`the object provided is unrecognized (must be of type ${declaration.kind}): unable to determine group/version/kind: ${error.message} (${summarizeData(body, 30)})`)
+      }
+      throw errors.badRequest(decodeFailure(error.typeMeta, declaration, body, error.message))
     }
   },
   // a CBOR sequence: items back to back (RFC 8742)

@@ -1,5 +1,7 @@
-// CBOR as Kubernetes writes it: one data item, self-described (tag 55799), maps with text keys.
+// CBOR as Kubernetes writes it: one data item, self-described (tag 55799), maps with text keys. Bodies
+// are read by cbor-decode.ts; cbor-x encodes and splits the watch streams a client reads.
 import {Decoder, Encoder} from 'cbor-x'
+import {CborDecodeError, decodeStrict, interpretTypeMeta, REQUEST_LIMITS, RESPONSE_LIMITS, type CborLimits, type TypeMeta} from './cbor-decode.js'
 import {setOwn} from './own-keys.js'
 
 /** the self-described CBOR tag 55799, as its three-byte head */
@@ -16,25 +18,43 @@ function decoderFor(bytes: Buffer): Decoder {
   return bytes.includes(PROTO_KEY) ? mapDecoder : decoder
 }
 
-export class CborError extends Error {}
+/** A body Kubernetes' CBOR decoder refuses, in fxamacker/cbor's words. `typeMeta` is what the serializer
+ *  read of apiVersion and kind before the refusal; absent, even those could not be read. */
+export class CborError extends Error {
+  constructor(
+    message: string,
+    readonly typeMeta?: TypeMeta,
+  ) {
+    super(message)
+  }
+}
 
 export function encodeCbor(value: unknown): Buffer {
   return Buffer.concat([SELF_DESCRIBED, encoder.encode(value)])
 }
 
-/** One item (the self-described tag is optional on input). Trailing bytes are an error. */
-export function decodeCbor(bytes: Buffer): unknown {
-  const body = bytes.subarray(0, 3).equals(SELF_DESCRIBED) ? bytes.subarray(3) : bytes
-  if (body.length === 0) throw new CborError('empty CBOR body')
-  let items: unknown[]
-  const reader = decoderFor(body)
+/** A request body: one data item, self-described or not, refused as Kubernetes refuses it (cbor-decode.ts). */
+export function decodeCborRequest(bytes: Buffer): unknown {
+  return decodeCbor(bytes, REQUEST_LIMITS)
+}
+
+/** One data item, self-described or not, checked as Kubernetes checks it but within `limits`. */
+export function decodeCbor(bytes: Buffer, limits: CborLimits = RESPONSE_LIMITS): unknown {
   try {
-    items = reader.decodeMultiple(body) as unknown[]
+    return decodeStrict(bytes, limits)
   } catch (error) {
-    throw new CborError(`invalid CBOR: ${(error as Error).message}`)
+    if (!(error instanceof CborDecodeError)) throw error
+    // the serializer reads apiVersion and kind first: a body it cannot read them from fails there
+    if (error.wellFormedness) throw new CborError(error.message)
+    let typeMeta: TypeMeta
+    try {
+      typeMeta = interpretTypeMeta(bytes)
+    } catch (interpretError) {
+      if (interpretError instanceof CborDecodeError) throw new CborError(interpretError.message)
+      throw interpretError
+    }
+    throw new CborError(error.message, typeMeta)
   }
-  if (!Array.isArray(items) || items.length !== 1) throw new CborError(`expected one CBOR data item, found ${Array.isArray(items) ? items.length : 0}`)
-  return normalize(items[0], reader === mapDecoder)
 }
 
 /** Maps with non-string keys and other CBOR-only shapes are not valid API objects. */

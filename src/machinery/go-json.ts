@@ -495,7 +495,7 @@ export function goDecodeError(value: unknown, schema: ObjectSchema, pkg: string)
 }
 
 /** runtime's summarizeData: a body starting with `{` as text, any other in hex, cut at `max` bytes. */
-function summarizeData(raw: Buffer, max: number): string {
+export function summarizeData(raw: Buffer, max: number): string {
   if (raw.length === 0) return '<empty>'
   const cut = raw.length > max ? raw.subarray(0, max) : raw
   const text = raw[0] === 0x7b ? cut.toString('utf8') : cut.toString('hex')

@@ -97,6 +97,37 @@ describe('CBOR', () => {
     }
   })
 
+  it('bodies Kubernetes\' CBOR decoder refuses (duplicate keys, invalid UTF-8, over 1024 pairs, over 64 levels) are a 400 Status in its words, and nothing is stored', async () => {
+    const text = (value: Buffer | string) => {
+      const bytes = Buffer.from(value)
+      return Buffer.concat([bytes.length < 24 ? Buffer.from([0x60 | bytes.length]) : Buffer.from([0x78, bytes.length]), bytes])
+    }
+    const mapHead = (pairs: number) => (pairs < 24 ? Buffer.from([0xa0 | pairs]) : Buffer.from([0xb9, pairs >> 8, pairs & 0xff]))
+    const configMap = (name: string, ...extra: Buffer[]) =>
+      Buffer.concat([Buffer.from([0xd9, 0xd9, 0xf7]), mapHead(3 + extra.length / 2), text('apiVersion'), text('v1'), text('kind'), text('ConfigMap'), text('metadata'), mapHead(1), text('name'), text(name), ...extra])
+    let deep = text('x')
+    for (let i = 0; i < 65; i++) deep = Buffer.concat([mapHead(1), text('a'), deep])
+    const manyPairs = Buffer.concat([mapHead(1025), ...Array.from({length: 1025}, (_, i) => [text(`k${i}`), text('v')]).flat()])
+    const unrecognized = 'the object provided is unrecognized (must be of type ConfigMap): unable to determine group/version/kind: '
+    const cases: [string, Buffer, string][] = [
+      ['bad-dup', configMap('bad-dup', text('kind'), text('Secret')), `${unrecognized}cbor: found duplicate map key "kind" at map element index 3 (`],
+      ['bad-dup-data', configMap('bad-dup-data', text('data'), Buffer.concat([mapHead(2), text('a'), text('1'), text('a'), text('2')])), 'ConfigMap in version "v1" cannot be handled as a ConfigMap: cbor: found duplicate map key "a" at map element index 1'],
+      ['bad-utf8', configMap('bad-utf8', text('data'), Buffer.concat([mapHead(1), text('a'), text(Buffer.from([0x61, 0xff]))])), 'ConfigMap in version "v1" cannot be handled as a ConfigMap: cbor: invalid UTF-8 string'],
+      ['bad-pairs', configMap('bad-pairs', text('data'), manyPairs), `${unrecognized}cbor: exceeded max number of key-value pairs 1024 for CBOR map (`],
+      ['bad-deep', configMap('bad-deep', text('data'), deep), `${unrecognized}cbor: exceeded max nested level 64 (`],
+      ['bad-undefined', configMap('bad-undefined', text('data'), Buffer.concat([mapHead(1), text('a'), Buffer.from([0xf7])])), 'ConfigMap in version "v1" cannot be handled as a ConfigMap: cbor: data item of cbor type primitives is not accepted by protocol: simple value 23 is not recognized'],
+    ]
+    for (const [name, body, message] of cases) {
+      const post = await raw(on.url, 'POST', '/api/v1/namespaces/default/configmaps', {'Content-Type': 'application/cbor'}, body)
+      assert.equal(post.status, 400, `${name}: ${post.body.toString()}`)
+      const status = JSON.parse(post.body.toString())
+      assert.equal(status.kind, 'Status')
+      assert.equal(status.reason, 'BadRequest')
+      assert.ok(status.message.startsWith(message), `${name}: ${status.message}`)
+      assert.equal((await call(on.url, 'GET', `/api/v1/namespaces/default/configmaps/${name}`)).status, 404, name)
+    }
+  })
+
   it('garbage CBOR is 400, never 500', async () => {
     const result = await raw(on.url, 'POST', '/api/v1/namespaces/default/configmaps', {'Content-Type': 'application/cbor'}, Buffer.from([0xd9, 0xd9, 0xf7, 0xbf, 0x61]))
     assert.equal(result.status, 400, result.body.toString())

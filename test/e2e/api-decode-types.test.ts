@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import {allDeclarations, type KindDeclaration, type Schema} from '../../src/api/index.js'
+import {Tag} from 'cbor-x'
 import {encodeCbor} from '../../src/machinery/cbor.js'
 import {call, type HttpResult} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
@@ -301,7 +302,7 @@ describe('bad input: values of the wrong type', () => {
     assert.equal((await api('POST', leases, lease('2026-11-24T10:00:00.000000Z'))).status, 201)
   })
 
-  it('CBOR bodies: a 64-bit integer out of its field\'s range is 400, in range it is stored as a number; a byte string is stored as base64', async () => {
+  it('CBOR bodies: a 64-bit integer out of its field\'s range is 400, in range it is stored as a number; a byte string is base64 text, tag 22 encodes its bytes', async () => {
     const cbor = (value: unknown) => ({raw: encodeCbor(value), headers: {'Content-Type': 'application/cbor'}})
     // cbor-x encodes integers of 2^32 and more as 8-byte integers, which it decodes as bigint
     const replicas = cbor({
@@ -317,10 +318,13 @@ describe('bad input: values of the wrong type', () => {
     const created = await api('POST', '/api/v1/namespaces/default/pods', deadline.raw, deadline.headers)
     assert.equal(created.status, 201, created.text)
     assert.equal((await api('GET', '/api/v1/namespaces/default/pods/deadline')).json.spec.terminationGracePeriodSeconds, 2 ** 33)
-    const bytes = cbor({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'cbor-bytes'}, data: {text: Buffer.from('hello')}, binaryData: {bin: Buffer.from('hello')}})
+    // ByteStringExpectedBase64: a byte string holds base64 text unless tag 22 says its bytes are to be base64-encoded
+    const bytes = cbor({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'cbor-bytes'}, data: {text: Buffer.from('hello')}, binaryData: {bin: Buffer.from('aGVsbG8='), tagged: new Tag(Buffer.from('hello'), 22)}})
     assert.equal((await api('POST', configmaps, bytes.raw, bytes.headers)).status, 201)
     const stored = (await api('GET', `${configmaps}/cbor-bytes`)).json
-    assert.deepEqual({data: stored.data, binaryData: stored.binaryData}, {data: {text: 'hello'}, binaryData: {bin: 'aGVsbG8='}})
+    assert.deepEqual({data: stored.data, binaryData: stored.binaryData}, {data: {text: 'hello'}, binaryData: {bin: 'aGVsbG8=', tagged: 'aGVsbG8='}})
+    const raw = cbor({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'cbor-raw-bytes'}, binaryData: {bin: Buffer.from('hello')}})
+    assert.equal((await api('POST', configmaps, raw.raw, raw.headers)).status, 400)
   })
 
   it('an update with a value of the wrong type is 400 and the stored object is unchanged', async () => {
