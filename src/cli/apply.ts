@@ -1,35 +1,22 @@
-// `orch apply -f FILE|DIR|URL|-`: manifests (multi-document YAML, JSON, kind List) read from files, the
-// .yaml/.yml/.json files of a directory in name order (-R: its subdirectories too), http(s) URLs, or stdin; each object created or brought up to date
-// through an ApplyStrategy. The default strategy is server-side apply (one PATCH with
-// application/apply-patch+yaml per object, fieldManager `orch` unless --field-manager, force=true with
-// --force-conflicts), read first so that the result is printed as kubectl apply prints it: `configmap/x
-// created|configured|unchanged`. --server-side=false keeps the older create-or-replace (GET; absent:
-// POST; present and different in a field the manifest gives: PUT at the live resourceVersion). A manifest that cannot be read fails the command before
-// anything is sent; an object the server refuses (an apply conflict included) is reported on one line and
-// the others still go. -o name prints kind/name per object, -o json|yaml the applied objects (several
-// as kubectl's List).
-import {readFileSync, readdirSync, statSync} from 'node:fs'
-import {join} from 'node:path'
+// `orch apply -f FILE|DIR|URL|-`: the objects of manifests (read by manifests.ts: multi-document YAML,
+// JSON, kind List; files, directories, http(s) URLs, stdin), each created or brought up to date through an
+// ApplyStrategy. The default strategy is server-side apply (one PATCH with application/apply-patch+yaml per
+// object, fieldManager `orch` unless --field-manager, force=true with --force-conflicts), read first so
+// that the result is printed as kubectl apply prints it: `configmap/x created|configured|unchanged`.
+// --server-side=false keeps the older create-or-replace (GET; absent: POST; present and different in a
+// field the manifest gives: PUT at the live resourceVersion). As kubectl, a file or document that cannot
+// be parsed, or an object the server refuses (an apply conflict included), does not stop the others: each
+// is reported on one line at the end, and the command exits 1. -o name prints kind/name per object,
+// -o json|yaml the applied objects (several as kubectl's List).
 import {isDeepStrictEqual} from 'node:util'
-import * as yaml from 'js-yaml'
 import type {AnyObject} from '../api/types.js'
-import {JsonStreamDecoder, isApiStatusError, type ResourceLocator, type RestClient} from '../client/index.js'
+import {isApiStatusError, type ResourceLocator, type RestClient} from '../client/index.js'
 import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
 import {printable, sortKeys, toJson, toYaml, withTypeMeta} from './printers.js'
 import {UnknownResourceError, objectName, resourceForKind, type ResourceInfo} from './resources.js'
-import {loadAllYaml} from '../machinery/go-yaml.js'
+import {readManifests, type Manifest, type ManifestObject} from './manifests.js'
 
-// ---------- manifests ----------
-
-/** An object as a manifest must give it: apiVersion, kind and a name at least. */
-export type ManifestObject = AnyObject & {apiVersion: string; kind: string; metadata: Record<string, any> & {name: string}}
-
-/** One object of a manifest, and where it came from (for messages). */
-export interface Manifest {
-  /** the file name, or `STDIN` */
-  source: string
-  object: ManifestObject
-}
+// ---------- targets ----------
 
 /** A failure about one object (the others still go): reported on one line, then exit code 1. */
 export class ObjectError extends Error {
@@ -37,144 +24,6 @@ export class ObjectError extends Error {
     super(message)
     this.name = 'ObjectError'
   }
-}
-
-/** A manifest that cannot be read or parsed. */
-export class ManifestError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'ManifestError'
-  }
-}
-
-const manifestExtensions = /\.(ya?ml|json)$/i
-
-/**
- * The files a -f value names: itself, or a directory's .yaml/.yml/.json files in name order (with
- * `recursive`, those of its subdirectories too, each directory's files before its subdirectories').
- */
-function filesOf(path: string, recursive = false): string[] {
-  let stats
-  try {
-    stats = statSync(path)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new ManifestError(code === 'ENOENT' ? `the path "${path}" does not exist` : `the path "${path}" cannot be read: ${(error as Error).message}`)
-  }
-  if (!stats.isDirectory()) return [path]
-  const names = readdirSync(path).sort()
-  const files = names
-    .filter((name) => manifestExtensions.test(name))
-    .map((name) => join(path, name))
-    .filter((file) => statSync(file).isFile())
-  if (!recursive) return files
-  const subdirectories = names.map((name) => join(path, name)).filter((dir) => statSync(dir).isDirectory())
-  return [...files, ...subdirectories.flatMap((dir) => filesOf(dir, true))]
-}
-
-/** The text at an http(s) URL, as kubectl's -f URL reads it; a non-2xx answer is kubectl's error. */
-async function readUrl(url: string): Promise<string> {
-  let response: Response
-  try {
-    response = await fetch(url, {redirect: 'follow'})
-  } catch (error) {
-    const cause = (error as {cause?: Error}).cause
-    throw new ManifestError(`unable to read URL "${url}": ${cause?.message ?? (error as Error).message}`)
-  }
-  if (!response.ok) {
-    throw new ManifestError(`unable to read URL "${url}", server reported ${response.status} ${response.statusText}, status code=${response.status}`)
-  }
-  return response.text()
-}
-
-const urlPattern = /^https?:\/\//i
-
-/** The documents of a JSON text: one value, or a stream of concatenated objects. */
-function parseJson(text: string, source: string): unknown[] {
-  try {
-    return [JSON.parse(text)]
-  } catch (error) {
-    try {
-      const decoder = new JsonStreamDecoder()
-      const values = decoder.push(Buffer.from(text))
-      decoder.end()
-      if (values.length > 0) return values
-    } catch {
-      // the first error says more
-    }
-    throw new ManifestError(`error parsing ${source}: ${(error as Error).message}`)
-  }
-}
-
-function parseYaml(text: string, source: string): unknown[] {
-  try {
-    return loadAllYaml(text, {json: false})
-  } catch (error) {
-    if (error instanceof yaml.YAMLException) {
-      const line = error.mark ? ` (line ${error.mark.line + 1}, column ${error.mark.column + 1})` : ''
-      throw new ManifestError(`error parsing ${source}: ${error.reason}${line}`)
-    }
-    throw new ManifestError(`error parsing ${source}: ${(error as Error).message}`)
-  }
-}
-
-function isRecord(value: unknown): value is AnyObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** The objects of one text: YAML documents or JSON values; empty documents skipped, kind List unpacked. */
-export function parseManifests(text: string, source: string): Manifest[] {
-  const documents = /^\s*[{[]/.test(text) ? parseJson(text, source) : parseYaml(text, source)
-  const out: Manifest[] = []
-  const add = (value: unknown, where: string) => {
-    if (value === null || value === undefined) return
-    if (!isRecord(value)) throw new ManifestError(`error parsing ${source}: ${where} is not an object`)
-    if (typeof value.kind === 'string' && value.kind.endsWith('List') && Array.isArray(value.items)) {
-      value.items.forEach((item: unknown, i: number) => add(item, `${where}, item ${i + 1}`))
-      return
-    }
-    const missing = [
-      typeof value.apiVersion === 'string' && value.apiVersion !== '' ? '' : 'apiVersion not set',
-      typeof value.kind === 'string' && value.kind !== '' ? '' : 'kind not set',
-      isRecord(value.metadata) && typeof value.metadata.name === 'string' && value.metadata.name !== '' ? '' : 'metadata.name not set',
-    ].filter(Boolean)
-    if (missing.length > 0) throw new ManifestError(`error validating ${source}: ${where}: ${missing.join(', ')}`)
-    out.push({source, object: value as ManifestObject})
-  }
-  documents.forEach((value, i) => add(value, documents.length > 1 ? `document ${i + 1}` : 'the document'))
-  return out
-}
-
-/** How readManifests reads: stdin (for `-`), and whether directories are read recursively (-R). */
-export interface ReadOptions {
-  readStdin?: () => string
-  recursive?: boolean
-}
-
-/** Every object of the -f values (files, directories, http(s) URLs, `-` for stdin), in order. */
-export async function readManifests(paths: string[], options: ReadOptions = {}): Promise<Manifest[]> {
-  const readStdin = options.readStdin ?? (() => readFileSync(0, 'utf8'))
-  const out: Manifest[] = []
-  for (const path of paths) {
-    if (path === '-') {
-      out.push(...parseManifests(readStdin(), 'STDIN'))
-      continue
-    }
-    if (urlPattern.test(path)) {
-      out.push(...parseManifests(await readUrl(path), path))
-      continue
-    }
-    for (const file of filesOf(path, options.recursive)) {
-      let text: string
-      try {
-        text = readFileSync(file, 'utf8')
-      } catch (error) {
-        throw new ManifestError(`the path "${file}" cannot be read: ${(error as Error).message}`)
-      }
-      out.push(...parseManifests(text, file))
-    }
-  }
-  return out
 }
 
 /**
@@ -245,6 +94,10 @@ class ApplyStepError extends ObjectError {
     super(`error when ${step} "${source}": ${cause.message}`)
     this.name = 'ApplyStepError'
   }
+}
+
+function isRecord(value: unknown): value is AnyObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /** True when every field the manifest gives has the same value in the live object (lists: same length). */
@@ -393,15 +246,20 @@ export function strategyFor(options: Omit<ApplyOptions, 'filenames'>): ApplyStra
   return serverSide ? serverSideApply(strategyOptions) : createOrReplaceWith(strategyOptions)
 }
 
-/** Runs `orch apply`; exit code 1 when any object failed (the others are still applied). */
+/**
+ * Runs `orch apply`; exit code 1 when any manifest or object failed. As kubectl's apply with its builder's
+ * ContinueOnError: every object that could be read is applied, and then every error is reported, one line
+ * each: first those of reading (a file or document that cannot be parsed), then those of applying.
+ */
 export function runApply(options: ApplyOptions, chosen?: ApplyStrategy): Promise<void> {
   return withSession(options, async (session) => {
     const strategy = chosen ?? strategyFor(options)
     const suffix = dryRunSuffix(options.dryRun)
-    const manifests = await readManifests(options.filenames, {recursive: options.recursive})
-    if (manifests.length === 0) throw new Error('no objects passed to apply')
+    const {manifests, errors} = await readManifests(options.filenames, {recursive: options.recursive})
+    if (manifests.length === 0 && errors.length === 0) throw new Error('no objects passed to apply')
+    const failures: Error[] = [...errors]
+    const reportFailures = () => failures.forEach((failure) => reportError(failure, session.server))
     const printed: {info: ResourceInfo; object: AnyObject}[] = []
-    let code = 0
     for (const manifest of manifests) {
       try {
         const {info, locator} = await targetOf(session, manifest)
@@ -414,10 +272,12 @@ export function runApply(options: ApplyOptions, chosen?: ApplyStrategy): Promise
         else if (options.output === 'json' || options.output === 'yaml') printed.push({info, object: outcome.object})
         else process.stdout.write(`${objectName(info, locator.name)} ${outcome.result}${suffix}\n`)
       } catch (error) {
-        // anything else (the server unreachable) stops the command at once
-        if (!(error instanceof ObjectError)) throw error
-        reportError(error, session.server)
-        code = 1
+        // anything else (the server unreachable) stops the command at once, after what went wrong before
+        if (!(error instanceof ObjectError)) {
+          reportFailures()
+          throw error
+        }
+        failures.push(error)
       }
     }
     if (printed.length > 0) {
@@ -427,6 +287,7 @@ export function runApply(options: ApplyOptions, chosen?: ApplyStrategy): Promise
       else if (options.output === 'yaml') process.stdout.write(toYaml({apiVersion: 'v1', items: objects, kind: 'List', metadata: {}}))
       else process.stdout.write(JSON.stringify({kind: 'List', apiVersion: 'v1', metadata: {}, items: objects.map(sortKeys)}, null, 4) + '\n')
     }
-    return code
+    reportFailures()
+    return failures.length > 0 ? 1 : 0
   })
 }

@@ -7,8 +7,9 @@
 // server check each deletion without doing it; --dry-run=client sends no deletion at all.
 import type {AnyObject} from '../api/types.js'
 import {isApiStatusError, type CallOptions, type ResourceLocator} from '../client/index.js'
-import {ObjectError, dryRunSuffix, readManifests, targetOf} from './apply.js'
+import {ObjectError, dryRunSuffix, targetOf} from './apply.js'
 import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
+import {readManifests} from './manifests.js'
 import {kindName, objectName, resolveResource, type ResourceInfo} from './resources.js'
 
 export interface DeleteOptions extends ConnectOptions {
@@ -81,12 +82,17 @@ function checkUsage(options: DeleteOptions): void {
   if (options.allNamespaces && !options.selector && !options.all) throw new Error('--all-namespaces needs --selector or --all')
 }
 
-/** What to delete, and whether it was chosen by selector (then finding nothing is "No resources found"). */
-async function targets(session: Session, options: DeleteOptions): Promise<{list: Target[]; errors: number; bySelector: boolean}> {
+/**
+ * What to delete, whether it was chosen by selector (then finding nothing is "No resources found"), and
+ * the manifests' errors: as kubectl's ContinueOnError builder, a file or document that cannot be parsed
+ * leaves the others to be deleted; its error is reported after the deletions.
+ */
+async function targets(session: Session, options: DeleteOptions): Promise<{list: Target[]; errors: number; unread: Error[]; bySelector: boolean}> {
   const list: Target[] = []
   let errors = 0
   if (options.filenames.length > 0) {
-    for (const manifest of await readManifests(options.filenames, {recursive: options.recursive})) {
+    const read = await readManifests(options.filenames, {recursive: options.recursive})
+    for (const manifest of read.manifests) {
       try {
         list.push(await targetOf(session, manifest))
       } catch (error) {
@@ -95,7 +101,7 @@ async function targets(session: Session, options: DeleteOptions): Promise<{list:
         errors++
       }
     }
-    return {list, errors, bySelector: false}
+    return {list, errors, unread: read.errors, bySelector: false}
   }
   const named = (info: ResourceInfo, name: string): Target => ({
     info,
@@ -107,12 +113,12 @@ async function targets(session: Session, options: DeleteOptions): Promise<{list:
       if (slash <= 0 || slash === arg.length - 1) throw new Error(`arguments in resource/name form must have a single resource and name: "${arg}"`)
       list.push(named(await resolveResource(session.client, arg.slice(0, slash)), arg.slice(slash + 1)))
     }
-    return {list, errors, bySelector: false}
+    return {list, errors, unread: [], bySelector: false}
   }
   const info = await resolveResource(session.client, options.args[0])
   if (!options.selector && !options.all) {
     for (const name of options.args.slice(1)) list.push(named(info, name))
-    return {list, errors, bySelector: false}
+    return {list, errors, unread: [], bySelector: false}
   }
   const allNamespaces = Boolean(options.allNamespaces) && info.namespaced
   const collection: ResourceLocator = {
@@ -125,13 +131,13 @@ async function targets(session: Session, options: DeleteOptions): Promise<{list:
   for (const item of found.items) {
     list.push({info, locator: {...collection, namespace: info.namespaced ? item.metadata?.namespace : undefined, name: item.metadata?.name ?? ''}})
   }
-  return {list, errors, bySelector: true}
+  return {list, errors, unread: [], bySelector: true}
 }
 
 async function deleteObjects(session: Session, options: DeleteOptions): Promise<number> {
   checkUsage(options)
-  const {list, errors, bySelector} = await targets(session, options)
-  let code = errors > 0 ? 1 : 0
+  const {list, errors, unread, bySelector} = await targets(session, options)
+  let code = errors > 0 || unread.length > 0 ? 1 : 0
   if (bySelector && list.length === 0) {
     // kubectl delete says so on stdout (kubectl get on stderr)
     process.stdout.write('No resources found\n')
@@ -162,6 +168,7 @@ async function deleteObjects(session: Session, options: DeleteOptions): Promise<
       code = 1
     }
   }
+  for (const error of unread) reportError(error, session.server)
   if (options.wait === false || pending.length === 0) return code
   return (await waitGone(session, pending, options.timeoutMs ?? 0)) ? code : 1
 }

@@ -125,18 +125,51 @@ describe('orch apply and orch delete', () => {
     assert.equal(result.stdout, 'configmap/dir-a created\nconfigmap/dir-b created\nconfigmap/dir-c created\n')
   })
 
-  it('apply of a malformed file is one line on stderr, exit 1, and nothing is sent', async () => {
-    const file = write('broken.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before-broken\n---\nkind: [unclosed\n')
-    const result = await orch(['apply', '-f', file, '-n', 'apply-ns'])
-    assert.equal(result.code, 1)
-    assert.equal(result.stdout, '')
-    assert.equal(lines(result.stderr).length, 1, result.stderr)
-    assert.match(result.stderr, /^error: error parsing .*broken\.yaml: /)
-    assert.equal((await get('/api/v1/namespaces/apply-ns/configmaps/before-broken')).status, 404)
+  for (const mode of [[], ['--server-side=false']]) {
+    const label = mode.length === 0 ? 'server-side' : 'create-or-replace'
+    const suffix = mode.length === 0 ? 'ssa' : 'cor'
 
+    it(`kubectl's ContinueOnError builder (${label}): every object of a directory that could be read is applied, then "error parsing" per broken file, exit 1`, async () => {
+      write(`cont-${suffix}/1.yaml`, `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one-${suffix}}\n`)
+      write(`cont-${suffix}/2.yaml`, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n')
+      write(`cont-${suffix}/3.yaml`, `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three-${suffix}}\n`)
+      const result = await orch(['apply', '-f', join(dir, `cont-${suffix}`), '-n', 'apply-ns', ...mode])
+      assert.equal(result.code, 1)
+      assert.equal(result.stdout, `configmap/one-${suffix} created\nconfigmap/three-${suffix} created\n`)
+      assert.equal(lines(result.stderr).length, 1, result.stderr)
+      assert.match(result.stderr, new RegExp(`^error: error parsing .*cont-${suffix}/2\\.yaml: error converting YAML to JSON: yaml: line \\d+: `))
+      for (const name of [`one-${suffix}`, `three-${suffix}`]) assert.equal((await get(`/api/v1/namespaces/apply-ns/configmaps/${name}`)).status, 200)
+    })
+
+    it(`kubectl's StreamVisitor (${label}): the documents of a file before a broken one are applied, the ones after it are not read`, async () => {
+      const file = write(
+        `broken-${suffix}.yaml`,
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before-broken-${suffix}\n---\nkind: [unclosed\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: after-broken-${suffix}}\n`,
+      )
+      const result = await orch(['apply', '-f', file, '-n', 'apply-ns', ...mode])
+      assert.equal(result.code, 1)
+      assert.equal(result.stdout, `configmap/before-broken-${suffix} created\n`)
+      assert.equal(lines(result.stderr).length, 1, result.stderr)
+      assert.match(result.stderr, /^error: error parsing .*broken-\w+\.yaml: error converting YAML to JSON: yaml: line \d+: /)
+      assert.equal((await get(`/api/v1/namespaces/apply-ns/configmaps/before-broken-${suffix}`)).status, 200)
+      assert.equal((await get(`/api/v1/namespaces/apply-ns/configmaps/after-broken-${suffix}`)).status, 404)
+    })
+  }
+
+  it('apply of only unreadable manifests is their errors, one line each, exit 1 (not "no objects passed to apply")', async () => {
     const noKind = await orch(['apply', '-f', '-'], 'apiVersion: v1\nmetadata: {name: x}\n')
     assert.equal(noKind.code, 1)
+    assert.equal(noKind.stdout, '')
     assert.equal(noKind.stderr, 'error: error validating STDIN: the document: kind not set\n')
+    const broken = write('only-broken/a.yaml', 'kind: [a\n')
+    write('only-broken/b.json', '{"kind": ')
+    const both = await orch(['apply', '-f', join(broken, '..')])
+    assert.equal(both.code, 1)
+    assert.equal(both.stdout, '')
+    assert.deepEqual(
+      lines(both.stderr).map((line) => line.replace(/ (error parsing) .*\/(\w\.\w+):.*/, ' $1 $2')),
+      ['error: error parsing a.yaml', 'error: error parsing b.json'],
+    )
   })
 
   it('an object the server refuses is one line with its message; the other documents are still applied, exit 1', async () => {
@@ -246,6 +279,22 @@ data: {released: 2001-12-14, mode: "0644"}
     const again = await orch(['delete', '-f', file, '-n', 'apply-ns', '--ignore-not-found'])
     assert.equal(again.code, 0, again.stderr)
     assert.equal(again.stdout, '')
+  })
+
+  it('delete -f as kubectl\'s ContinueOnError builder: the objects of the files that could be read are deleted, then "error parsing" per broken file, exit 1', async () => {
+    for (const name of ['del-one', 'del-three']) {
+      const created = await api.call('POST', '/api/v1/namespaces/apply-ns/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name}})
+      assert.equal(created.status, 201, created.text)
+    }
+    write('del-cont/1.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: del-one}\n')
+    write('del-cont/2.yaml', 'apiVersion: v1\nkind: [unclosed\n')
+    write('del-cont/3.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: del-three}\n')
+    const result = await orch(['delete', '-f', join(dir, 'del-cont'), '-n', 'apply-ns'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stdout, 'configmap "del-one" deleted\nconfigmap "del-three" deleted\n')
+    assert.equal(lines(result.stderr).length, 1, result.stderr)
+    assert.match(result.stderr, /^error: error parsing .*del-cont\/2\.yaml: error converting YAML to JSON: yaml: line \d+: /)
+    assert.equal((await get('/api/v1/namespaces/apply-ns/configmaps/del-three')).status, 404)
   })
 
   it('delete without a name, selector or --all is a one-line usage error', async () => {

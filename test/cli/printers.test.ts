@@ -4,7 +4,8 @@ import {describe, it} from 'node:test'
 import * as yaml from 'js-yaml'
 import {TablePrinter, formatObjects, formatOne, noResourcesMessage, type Table} from '../../src/cli/printers.js'
 import {pickResource, type ResourceInfo} from '../../src/cli/resources.js'
-import {containsManifest, parseManifests} from '../../src/cli/apply.js'
+import {containsManifest} from '../../src/cli/apply.js'
+import {parseManifests} from '../../src/cli/manifests.js'
 import {eventLine} from '../../src/cli/watch.js'
 
 const table = (rows: unknown[][], priorities: number[] = []): Table => ({
@@ -107,13 +108,36 @@ describe('resource words', () => {
 
 describe('manifests', () => {
   it('multi-document YAML: empty documents skipped, Lists unpacked', () => {
-    const objects = parseManifests('---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n', 'f')
+    const {manifests: objects, errors} = parseManifests('---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n', 'f')
     assert.deepEqual(objects.map((m) => m.object.metadata.name), ['a', 'b'])
+    assert.deepEqual(errors, [])
   })
 
   it('concatenated JSON objects are several documents', () => {
-    const objects = parseManifests('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}\n{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}', 'f')
-    assert.equal(objects.length, 2)
+    const {manifests} = parseManifests('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}\n{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}', 'f')
+    assert.equal(manifests.length, 2)
+  })
+
+  it('"StreamVisitor stops at the first decode error": the documents before a broken one are kept, the ones after it are not read', () => {
+    const {manifests, errors} = parseManifests(
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n--- # next\nkind: [unclosed\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n',
+      'f.yaml',
+    )
+    assert.deepEqual(manifests.map((m) => m.object.metadata.name), ['a'])
+    assert.equal(errors.length, 1)
+    // kubectl: error parsing f.yaml: error converting YAML to JSON: yaml: line 2: ... (lines count from the document's start)
+    assert.match(errors[0].message, /^error parsing f\.yaml: error converting YAML to JSON: yaml: line [12]: /)
+
+    const json = parseManifests('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}\n{"apiVersion": v1}\n{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}', 'f.json')
+    assert.deepEqual(json.manifests.map((m) => m.object.metadata.name), ['a'])
+    assert.equal(json.errors.length, 1)
+    assert.match(json.errors[0].message, /^error parsing f\.json: /)
+  })
+
+  it('a document that is no object kubectl can map is an error of its own; the documents after it are still read', () => {
+    const {manifests, errors} = parseManifests('apiVersion: v1\nmetadata: {name: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n', 'STDIN')
+    assert.deepEqual(manifests.map((m) => m.object.metadata.name), ['b'])
+    assert.deepEqual(errors.map((e) => e.message), ['error validating STDIN: document 1: kind not set'])
   })
 
   it('unchanged means every field the manifest gives has the live value', () => {
