@@ -9,6 +9,7 @@ import {decodeObject, PROTOBUF_MAGIC, readTypeMeta} from '../machinery/protobuf.
 import {allDeclarations, apiVersionOf} from '../api/index.js'
 import type {AnyObject} from '../api/types.js'
 import type {ClientConfig, ImpersonationConfig} from './kubeconfig.js'
+import {checkCertificateAuthority, checkClientKeyPair} from './tls-material.js'
 
 /** Which resource (collection or object) a call is about. Core group is ''. */
 export interface ResourceLocator {
@@ -370,6 +371,9 @@ export class RestClient {
     this.basePath = url.pathname.replace(/\/+$/, '')
     this.token = config.token
     this.options = options
+    // as client-go's TLSConfigFor: the CA, then the client certificate and key (both, or neither is used)
+    if (config.ca) checkCertificateAuthority(config.ca)
+    if (config.cert && config.key) checkClientKeyPair(config.cert, config.key)
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? 10,
       connect: {

@@ -243,3 +243,40 @@ describe('RestClient TLS from the client config', () => {
     await client.close()
   })
 })
+
+describe('TLS material is checked before use, in the words of Go\'s tls.X509KeyPair and client-go\'s TLSConfigFor', () => {
+  const clientFor = (config: {ca?: string; cert?: string; key?: string}) => () =>
+    new RestClient({
+      server: 'https://127.0.0.1:1',
+      ca: config.ca === undefined ? undefined : Buffer.from(config.ca),
+      cert: config.cert === undefined ? undefined : Buffer.from(config.cert),
+      key: config.key === undefined ? undefined : Buffer.from(config.key),
+    })
+
+  it('"tls: failed to find any PEM data in key input" for a key that is not PEM', () => {
+    assert.throws(clientFor({cert: clientCert, key: 'garbage'}), {message: 'tls: failed to find any PEM data in key input'})
+  })
+
+  it('"tls: failed to find any PEM data in certificate input" for a certificate that is not PEM (checked before the key)', () => {
+    assert.throws(clientFor({cert: 'garbage', key: 'garbage'}), {message: 'tls: failed to find any PEM data in certificate input'})
+  })
+
+  it('"tls: private key does not match public key" for a key of another certificate', () => {
+    assert.throws(clientFor({cert: clientCert, key: serverKey}), {message: 'tls: private key does not match public key'})
+  })
+
+  it('"tls: found a certificate rather than a key in the PEM for the private key"; a PEM key that does not parse is "tls: failed to parse private key"', () => {
+    assert.throws(clientFor({cert: clientCert, key: clientCert}), {message: 'tls: found a certificate rather than a key in the PEM for the private key'})
+    const broken = '-----BEGIN PRIVATE KEY-----\nZ2FyYmFnZQ==\n-----END PRIVATE KEY-----\n'
+    assert.throws(clientFor({cert: clientCert, key: broken}), {message: 'tls: failed to parse private key'})
+  })
+
+  it('"unable to load root certificates: unable to parse bytes as PEM block" for CA data that is not PEM', () => {
+    assert.throws(clientFor({ca: 'garbage'}), {message: 'unable to load root certificates: unable to parse bytes as PEM block'})
+  })
+
+  it('a matching pair and a good CA are accepted', async () => {
+    const client = clientFor({ca: caCert, cert: clientCert, key: clientKey})()
+    await client.destroy()
+  })
+})
