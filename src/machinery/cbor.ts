@@ -30,7 +30,35 @@ export class CborError extends Error {
 }
 
 export function encodeCbor(value: unknown): Buffer {
-  return Buffer.concat([SELF_DESCRIBED, encoder.encode(value)])
+  return Buffer.concat([SELF_DESCRIBED, encoder.encode(withoutUndefined(value))])
+}
+
+/**
+ * The value with its undefined members left out, as JSON.stringify leaves them out: cbor-x would
+ * write them as the simple value `undefined`, which Kubernetes' decoder (and orch's) refuses. A
+ * value that holds none is returned as it is, without a copy.
+ */
+function withoutUndefined(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined
+    value.forEach((item, index) => {
+      const cleaned = item === undefined ? null : withoutUndefined(item)
+      if (cleaned !== item) (copy ??= value.slice())[index] = cleaned
+    })
+    return copy ?? value
+  }
+  let copy: Record<string, unknown> | undefined
+  for (const [key, item] of Object.entries(value)) {
+    if (item === undefined) {
+      copy ??= {...(value as Record<string, unknown>)}
+      delete copy[key]
+      continue
+    }
+    const cleaned = withoutUndefined(item)
+    if (cleaned !== item) (copy ??= {...(value as Record<string, unknown>)})[key] = cleaned
+  }
+  return copy ?? value
 }
 
 /** A request body: one data item, self-described or not, refused as Kubernetes refuses it (cbor-decode.ts). */

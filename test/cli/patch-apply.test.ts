@@ -305,7 +305,7 @@ describe('orch apply (server-side), orch patch, --wire, --raw and warnings', () 
       const patched = await orch(['patch', 'cm', 'watched', '-p', '{"data":{"n":"2"}}', '--wire', 'protobuf'])
       assert.equal(patched.code, 0, patched.stderr)
       const deleted = await orch(['delete', 'cm', 'watched', '--wire', 'cbor'])
-      assert.equal(deleted.stdout, 'configmap "watched" deleted\n')
+      assert.equal(deleted.stdout, 'configmap "watched" deleted\n', deleted.stderr)
       for (const w of watches) {
         await w.waitFor(/^DELETED configmap\/watched \d+$/)
         assert.deepEqual(

@@ -125,3 +125,13 @@ describe('CBOR request decoding (Kubernetes modes.Decode)', () => {
     assert.equal(refusal(map([Buffer.from([0x01]), text('a')])).message, 'cbor: cannot unmarshal positive integer into Go value of type string')
   })
 })
+
+describe('CBOR encoding', () => {
+  it('"undefined members are left out, as JSON leaves them out": a Status with an unset field decodes with Kubernetes\' rules', () => {
+    const status = {kind: 'Status', details: {name: 'x', group: undefined, causes: [undefined, {field: 'a'}]}}
+    const decoded = decodeResponse(encodeCbor(status)) as any
+    assert.deepEqual(decoded, {kind: 'Status', details: {name: 'x', causes: [null, {field: 'a'}]}})
+    const plain = {a: {b: [1, 2]}}
+    assert.deepEqual(decodeResponse(encodeCbor(plain)), plain)
+  })
+})
