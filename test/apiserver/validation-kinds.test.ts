@@ -15,6 +15,7 @@ describe('kindValidators', () => {
   it('is keyed by <group>/<Kind>, the core group written as the empty group', () => {
     assert.deepEqual([...kindValidators.keys()].sort(), [
       '/ConfigMap',
+      '/Event',
       '/Namespace',
       '/Node',
       '/Pod',

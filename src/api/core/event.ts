@@ -53,6 +53,8 @@ export const event: KindDeclaration = {
   singular: 'event',
   shortNames: ['ev'],
   namespaced: true,
+  // core v1 writes skip ValidateObjectMeta (ValidateEventCreate): only the generic path-segment check
+  nameRule: 'path-segment',
   ignoredByGarbageCollector: true,
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
   generationFields: [],

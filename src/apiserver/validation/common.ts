@@ -31,6 +31,14 @@ export function list(value: unknown): any[] {
   return Array.isArray(value) ? value : []
 }
 
+const ZERO_TIME = Date.parse('0001-01-01T00:00:00Z')
+
+/** metav1.Time.IsZero (and MicroTime's) for a decoded value: absent, null, empty, or Go's zero time. */
+export function isZeroTime(value: unknown): boolean {
+  if (typeof value !== 'string' || value === '') return true
+  return Date.parse(value) === ZERO_TIME
+}
+
 /** The value when it is a string, else ''. */
 export function str(value: unknown): string {
   return typeof value === 'string' ? value : ''

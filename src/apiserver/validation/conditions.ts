@@ -13,7 +13,7 @@
 import type {FieldError} from '../../api/types.js'
 import {byteLength, duplicate, invalid, notSupported, required, tooLong} from '../../machinery/field-errors.js'
 import {isQualifiedName} from '../../machinery/validation.js'
-import {list, obj, str} from './common.js'
+import {isZeroTime, list, obj, str} from './common.js'
 
 /** metav1's ConditionTrue / False / Unknown, sorted as Kubernetes lists them in the error. */
 export const CONDITION_STATUSES = ['False', 'True', 'Unknown'] as const
@@ -28,14 +28,6 @@ const conditionReasonExamples = ['my_name', 'MY_NAME', 'MyName', 'ReasonA,Reason
 
 /** validation.RegexError for the reason rule, rendered as Kubernetes renders it. */
 const conditionReasonError = `${conditionReasonErrMsg} (e.g. ${conditionReasonExamples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${conditionReasonFmt}')`
-
-const ZERO_TIME = Date.parse('0001-01-01T00:00:00Z')
-
-/** metav1.Time.IsZero for a decoded value: absent, null, empty, or Go's zero time. */
-function isZeroTime(value: unknown): boolean {
-  if (typeof value !== 'string' || value === '') return true
-  return Date.parse(value) === ZERO_TIME
-}
 
 /** ValidateCondition: one condition at `path` (e.g. `status.conditions[0]`). */
 export function validateCondition(raw: unknown, path: string): FieldError[] {

@@ -7,6 +7,7 @@ import {mutatingBindingValidator, mutatingPolicyValidator, validatingBindingVali
 import {certificateSigningRequestValidator} from './certificatesigningrequest.js'
 import {configMapValidator} from './configmap.js'
 import type {KindValidator} from './common.js'
+import {eventValidator} from './event.js'
 import {leaseValidator} from './lease.js'
 import {namespaceValidator} from './namespace.js'
 import {nodeValidator} from './node.js'
@@ -38,6 +39,7 @@ export const kindValidators: Map<string, KindValidator> = new Map([
   ['admissionregistration.orch.io/MutatingAdmissionPolicy', mutatingPolicyValidator(compiler)],
   ['admissionregistration.orch.io/MutatingAdmissionPolicyBinding', mutatingBindingValidator],
   ['/ConfigMap', configMapValidator],
+  ['/Event', eventValidator],
   ['/Namespace', namespaceValidator],
   ['/Node', nodeValidator],
   ['/Pod', podValidator],
