@@ -135,6 +135,15 @@ export interface TableColumn {
   cell(object: any, now: Date): string | number | boolean | null
 }
 
+/** The Name column of a kind's Table, where kubectl's column definitions put it. */
+export interface NameColumnPlacement {
+  position: 'first' | 'last'
+  /** 0 = shown by default, 1 = only with -o wide */
+  priority: 0 | 1
+  /** default 'name' (the column clients put `kind/` in front of); some of kubectl's tables leave it unmarked */
+  format?: 'name' | ''
+}
+
 /** metav1.OwnerReference: the owner an object names in metadata.ownerReferences */
 export interface OwnerReference {
   apiVersion: string
@@ -209,8 +218,10 @@ export interface KindDeclaration {
   virtual?: true
   /** false for kinds that cannot be shown as a Table (virtual kinds): Table-only Accept is 406 */
   table?: false
-  /** Table columns after NAME (kubectl's): absent = the default Name / Created At table */
+  /** Table columns besides NAME (kubectl's): absent = the default Name / Created At table */
   columns?: readonly TableColumn[]
+  /** where the Name column goes: absent = first, shown by default, format `name` */
+  nameColumn?: NameColumnPlacement
   /** field selectors beyond metadata.name and metadata.namespace: label -> value of the object */
   fieldSelectors?: Record<string, (object: AnyObject) => string>
 }

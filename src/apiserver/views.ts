@@ -9,13 +9,14 @@ export interface ViewRequest {
   version: string
 }
 
-const nameColumn = {
+const nameColumn: TableColumn = {
   name: 'Name',
   type: 'string',
   format: 'name',
   description:
     'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
   priority: 0,
+  cell: (o) => o.metadata?.name ?? '',
 }
 
 const createdAtColumn: TableColumn = {
@@ -27,16 +28,23 @@ const createdAtColumn: TableColumn = {
   cell: (o) => o.metadata?.creationTimestamp ?? null,
 }
 
-function columnsOf(declaration: KindDeclaration): readonly TableColumn[] {
-  return declaration.columns ?? [createdAtColumn]
+/** What a Table of a kind is made of: a kind's declaration, or the columns of a subresource's kind. */
+export type TableShape = Pick<KindDeclaration, 'columns' | 'nameColumn'>
+
+/** Every column of the table, the Name column where the shape places it. */
+function columnsOf(shape: TableShape): readonly TableColumn[] {
+  const placement = shape.nameColumn ?? {position: 'first', priority: 0}
+  const name = {...nameColumn, priority: placement.priority, format: placement.format ?? 'name'}
+  const others = shape.columns ?? [createdAtColumn]
+  return placement.position === 'last' ? [...others, name] : [name, ...others]
 }
 
 export function partialObjectMetadata(object: AnyObject, view: {group: string; version: string}): AnyObject {
   return {kind: 'PartialObjectMetadata', apiVersion: `${view.group}/${view.version}`, metadata: object.metadata ?? {}}
 }
 
-function row(declaration: KindDeclaration, object: AnyObject, now: Date, includeObject: string, view: ViewRequest) {
-  const cells = [object.metadata?.name ?? '', ...columnsOf(declaration).map((c) => c.cell(object, now))]
+function row(columns: readonly TableColumn[], object: AnyObject, now: Date, includeObject: string, view: ViewRequest) {
+  const cells = columns.map((c) => c.cell(object, now))
   const out: AnyObject = {cells}
   if (includeObject === 'Object') out.object = object
   else if (includeObject !== 'None') out.object = partialObjectMetadata(object, view)
@@ -44,28 +52,26 @@ function row(declaration: KindDeclaration, object: AnyObject, now: Date, include
 }
 
 export function table(
-  declaration: KindDeclaration,
+  shape: TableShape,
   objects: AnyObject[],
   listMeta: AnyObject,
   view: ViewRequest,
   now: Date,
   includeObject = 'Metadata',
 ): AnyObject {
+  const columns = columnsOf(shape)
   return {
     kind: 'Table',
     apiVersion: `${view.group}/${view.version}`,
     metadata: listMeta,
-    columnDefinitions: [
-      nameColumn,
-      ...columnsOf(declaration).map((c) => ({
-        name: c.name,
-        type: c.type,
-        format: c.format ?? '',
-        description: c.description,
-        priority: c.priority,
-      })),
-    ],
-    rows: objects.map((o) => row(declaration, o, now, includeObject, view)),
+    columnDefinitions: columns.map((c) => ({
+      name: c.name,
+      type: c.type,
+      format: c.format ?? '',
+      description: c.description,
+      priority: c.priority,
+    })),
+    rows: objects.map((o) => row(columns, o, now, includeObject, view)),
   }
 }
 
@@ -98,13 +104,13 @@ export function listView(
 
 /** The body for a single object in the requested view. */
 export function objectView(
-  declaration: KindDeclaration,
+  shape: TableShape,
   object: AnyObject,
   view: ViewRequest | undefined,
   now: Date,
   includeObject?: string,
 ): AnyObject {
   if (!view) return object
-  if (view.as === 'Table') return table(declaration, [object], {resourceVersion: object.metadata?.resourceVersion ?? ''}, view, now, includeObject)
+  if (view.as === 'Table') return table(shape, [object], {resourceVersion: object.metadata?.resourceVersion ?? ''}, view, now, includeObject)
   return partialObjectMetadata(object, view)
 }

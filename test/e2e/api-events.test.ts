@@ -1,11 +1,12 @@
 // core v1 Events over HTTP: Kubernetes' ValidateEventCreate / ValidateEventUpdate for core v1 requests
-// (legacyValidateEvent).
+// (legacyValidateEvent) and the Table kubectl prints for `get events` (eventColumnDefinitions).
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import type {AnyObject} from '../../src/api/types.js'
 import {call, type HttpResult} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
 
+const TABLE = {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'}
 const NS = 'shop'
 const EVENTS = `/api/v1/namespaces/${NS}/events`
 
@@ -89,5 +90,30 @@ describe('core v1 Events', () => {
     assert.equal((await api('POST', EVENTS, event('Web-0.Started_1'))).status, 201)
     const percent = await api('POST', EVENTS, event('a%b'))
     assertInvalid(percent, 'a%b', [`metadata.name: Invalid value: "a%b": may not contain '%'`])
+  })
+
+  it('get events as a Table: LAST SEEN TYPE REASON OBJECT MESSAGE, the Name column last and only with -o wide (printEvent)', async () => {
+    const result = await api('GET', `${EVENTS}/updated`, undefined, TABLE)
+    assert.equal(result.status, 200, result.text)
+    const columns = result.json.columnDefinitions as AnyObject[]
+    assert.deepEqual(
+      columns.map((c) => [c.name, c.priority, c.format]),
+      [
+        ['Last Seen', 0, ''],
+        ['Type', 0, ''],
+        ['Reason', 0, ''],
+        ['Object', 0, ''],
+        ['Subobject', 1, ''],
+        ['Source', 1, ''],
+        ['Message', 0, ''],
+        ['First Seen', 1, ''],
+        ['Count', 1, ''],
+        ['Name', 1, 'name'],
+      ],
+    )
+    const cells = result.json.rows[0].cells as unknown[]
+    assert.deepEqual(cells.slice(1), ['Normal', 'Started', 'pod/web-0', 'spec.containers{app}', 'agent, n1', 'again', cells[7], 2, 'updated'])
+    const list = await api('GET', EVENTS, undefined, TABLE)
+    assert.ok(list.json.rows.every((row: AnyObject) => row.cells.at(-1) === row.object.metadata.name))
   })
 })

@@ -94,6 +94,8 @@ export const event: KindDeclaration = {
       reportingInstance: {type: 'string', proto: 15},
     },
   },
+  // kubectl's eventColumnDefinitions end with the name, shown only with -o wide
+  nameColumn: {position: 'last', priority: 1},
   columns: [
     {name: 'Last Seen', type: 'string', description: 'The time at which the most recent occurrence of this event was recorded.', priority: 0, cell: (o, now) => eventTimes(o, now).lastSeen},
     {name: 'Type', type: 'string', description: 'Type of this event (Normal, Warning), new types could be added in the future', priority: 0, cell: (o) => o.type ?? ''},
