@@ -17,7 +17,7 @@ import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
 import type {ListParams} from './registry-list.js'
 import {dryRunParam, fieldManagerOf, fieldValidationParam, validateWriteOptions} from './write-options.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
-import {replicasFromScale, toScale} from './scale.js'
+import {replicasFromScale, scaleTable, toScale} from './scale.js'
 import {scaleSchema} from '../machinery/protobuf-schemas.js'
 import {listMetaOf, listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
@@ -234,7 +234,7 @@ export class ResourceHandler {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
       checkTableOptions(negotiated.view, includeObject)
       const object = await registry.get(info.namespace, info.name, query.get('resourceVersion') ?? undefined)
-      const body = info.subresource === 'scale' ? toScale(object) : objectView(declaration, object, negotiated.view, now, includeObject)
+      const body = info.subresource === 'scale' ? objectView(scaleTable, toScale(object), negotiated.view, now, includeObject) : objectView(declaration, object, negotiated.view, now, includeObject)
       return send(response, 200, body, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, gzip, declaration})
     }
     const listOptions = verb === 'list' || verb === 'watch' || verb === 'deletecollection' ? listOptionsOf(query) : undefined
@@ -382,7 +382,8 @@ export class ResourceHandler {
       return reply(201, created)
     }
     if (info.subresource === 'scale' && (verb === 'update' || verb === 'patch')) {
-      return this.scale(request, response, registry, info, verb, {dryRun, context}, negotiated.serializer, query)
+      const view = (scale: AnyObject) => objectView(scaleTable, scale, negotiated.view, now, includeObject)
+      return this.scale(request, response, registry, info, verb, {dryRun, context}, {serializer: negotiated.serializer, view}, query)
     }
     if (verb === 'update') {
       const body = assertBodyObject(await decodeChecked())
@@ -498,7 +499,7 @@ export class ResourceHandler {
     info: ResourceRequest,
     verb: 'update' | 'patch',
     options: {dryRun: boolean; context: RequestContext},
-    serializer: Serializer,
+    answer: {serializer: Serializer; view: (scale: AnyObject) => AnyObject},
     query: URLSearchParams,
   ): Promise<void> {
     const contentType = mediaTypeOf(request.headers['content-type'])
@@ -564,7 +565,7 @@ export class ResourceHandler {
       },
       {dryRun: options.dryRun, admit: {context: options.context, subresource: 'scale'}},
     )
-    send(response, 200, toScale(updated), {serializer, headers: warningHeaders(warnings)})
+    send(response, 200, answer.view(toScale(updated)), {serializer: answer.serializer, headers: warningHeaders(warnings)})
   }
 
   /** Applies the patch to the stored object (or its subresource part) and writes it back with CAS. */

@@ -1,10 +1,22 @@
 // The scale subresource (autoscaling/v1 Scale) of kinds with spec.replicas, spec.selector and
 // status.replicas, as Kubernetes serves it for StatefulSets.
+import {ageColumn} from '../api/columns.js'
 import type {AnyObject} from '../api/types.js'
 import {labelSelectorFromObject} from '../machinery/labels.js'
 import {errors} from '../machinery/status.js'
+import type {TableShape} from './views.js'
 
 export const SCALE_API_VERSION = 'autoscaling/v1'
+
+/** kubectl's scaleColumnDefinitions and printScale: NAME (not marked as the name column), DESIRED, AVAILABLE, AGE. */
+export const scaleTable: TableShape = {
+  nameColumn: {position: 'first', priority: 0, format: ''},
+  columns: [
+    {name: 'Desired', type: 'integer', description: 'replicas is the desired number of instances for the scaled object.', priority: 0, cell: (scale) => scale.spec?.replicas ?? 0},
+    {name: 'Available', type: 'integer', description: 'replicas is the actual number of observed instances of the scaled object.', priority: 0, cell: (scale) => scale.status?.replicas ?? 0},
+    ageColumn,
+  ],
+}
 
 export function toScale(object: AnyObject): AnyObject {
   const meta = object.metadata ?? {}

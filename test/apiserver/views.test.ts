@@ -1,11 +1,12 @@
 // Table views (src/apiserver/views.ts): the Name column where the kind's printer puts it (first by
-// default, last and only with -o wide for Events).
+// default, last and only with -o wide for Events), and the Scale subresource's own columns.
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import type {AnyObject} from '../../src/api/types.js'
 import {configMap} from '../../src/api/core/configmap.js'
 import {event} from '../../src/api/core/event.js'
-import {table, type ViewRequest} from '../../src/apiserver/views.js'
+import {objectView, table, type ViewRequest} from '../../src/apiserver/views.js'
+import {scaleTable, toScale} from '../../src/apiserver/scale.js'
 
 const view: ViewRequest = {as: 'Table', group: 'meta.orch.io', version: 'v1'}
 const now = new Date('2025-01-01T01:00:00Z')
@@ -35,5 +36,18 @@ describe('table views', () => {
     assert.deepEqual(header(t), ['Last Seen:0', 'Type:0', 'Reason:0', 'Object:0', 'Subobject:1', 'Source:1', 'Message:0', 'First Seen:1', 'Count:1', 'Name:1:name'])
     // printEvent's wide cells, in the columns' order
     assert.deepEqual(t.rows[0].cells, ['30s', 'Normal', 'Started', 'pod/web-0', 'spec.containers{app}', 'agent, n1', 'Started container app', '5m', 2, 'web-0.181c5e2b3a4d5e6f'])
+  })
+
+  it('Scale: scaleColumnDefinitions, NAME DESIRED AVAILABLE AGE (the name column not marked as such)', () => {
+    const sts = {metadata: {name: 'web', namespace: 'default', creationTimestamp: '2025-01-01T00:00:00Z'}, spec: {replicas: 3}, status: {replicas: 2}}
+    const t = objectView(scaleTable, toScale(sts), view, now)
+    assert.equal(t.kind, 'Table')
+    assert.deepEqual(header(t), ['Name:0', 'Desired:0', 'Available:0', 'Age:0'])
+    assert.deepEqual(
+      t.columnDefinitions.map((c: AnyObject) => c.type),
+      ['string', 'integer', 'integer', 'string'],
+    )
+    assert.deepEqual(t.rows[0].cells, ['web', 3, 2, '60m'])
+    assert.deepEqual(t.rows[0].object, {kind: 'PartialObjectMetadata', apiVersion: 'meta.orch.io/v1', metadata: toScale(sts).metadata})
   })
 })
