@@ -23,9 +23,12 @@ export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 const STDIO_DRAIN_MS = 2_000
 
 const PROLOGUE = [
-  'cg="$1"; oom="$2"; shift 2',
+  'cg="$1"; oom="$2"; ready="$3"; shift 3',
   'if [ "$cg" != - ]; then echo $$ > "$cg" || exit 125; fi',
   'if [ "$oom" != - ]; then echo "$oom" > /proc/self/oom_score_adj || exit 125; fi',
+  // the launcher waits for this byte: the process is in its cgroup before it is reported running,
+  // as a runtime's start returns only once the process is set up
+  'if [ "$ready" = 3 ]; then printf . >&3; exec 3>&-; fi',
   'exec "$@"',
 ].join('\n')
 
@@ -94,7 +97,7 @@ function setpriv(): string | null {
 }
 
 /** The /bin/sh prologue command line that sets the process up and execs the command; checks cwd and argv[0]. */
-export function prepareCommand(spec: Omit<LaunchSpec, 'log'>): {file: string; args: string[]; executable: string} {
+export function prepareCommand(spec: Omit<LaunchSpec, 'log'>, signalReadyOnFd3 = false): {file: string; args: string[]; executable: string} {
   let cwdStat
   try {
     cwdStat = statSync(spec.cwd)
@@ -113,22 +116,31 @@ export function prepareCommand(spec: Omit<LaunchSpec, 'log'>): {file: string; ar
   }
   const cgroupProcs = spec.cgroupPath ? join(spec.cgroupPath, 'cgroup.procs') : '-'
   const oom = spec.oomScoreAdj === null ? '-' : String(spec.oomScoreAdj)
-  return {file: '/bin/sh', args: ['-c', PROLOGUE, 'orch-start', cgroupProcs, oom, ...command], executable}
+  return {file: '/bin/sh', args: ['-c', PROLOGUE, 'orch-start', cgroupProcs, oom, signalReadyOnFd3 ? '3' : '-', ...command], executable}
 }
 
 /** Starts the process; rejects (FAILED_PRECONDITION) when it cannot be started at all. */
 export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
-  const {file, args, executable} = prepareCommand(spec)
+  const {file, args, executable} = prepareCommand(spec, true)
   const child = spawn(file, args, {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
   })
   await new Promise<void>((resolvePromise, reject) => {
     child.once('spawn', resolvePromise)
     child.once('error', (error) => reject(failedPrecondition(`cannot start ${executable}: ${error.message}`)))
   })
+  // the prologue's ready byte, or the pipe's end when it failed before it (its exit is reported as usual)
+  const ready = child.stdio[3] as NodeJS.ReadableStream
+  await new Promise<void>((resolvePromise) => {
+    ready.once('data', () => resolvePromise())
+    ready.once('end', () => resolvePromise())
+    ready.once('close', () => resolvePromise())
+    ready.once('error', () => resolvePromise())
+  })
+  ready.resume()
   const pid = child.pid!
   const startedAt = nowNs()
   if (spec.log) {
