@@ -257,6 +257,10 @@ export class ResourceRegistry {
     if (!object || typeof object !== 'object') throw errors.internal('admission left no object to store')
     object.apiVersion = this.apiVersion
     object.kind = this.declaration.kind
+    // what a plugin wrote is decoded into the Go type and defaulted again, as Kubernetes' mutating
+    // dispatchers leave it (nulls as Go reads them, canonical quantities, the kind's defaults)
+    ensureTopLevelStructs(object, this.declaration)
+    this.declaration.defaults?.(object)
     return object
   }
 

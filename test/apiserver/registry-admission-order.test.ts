@@ -36,6 +36,10 @@ describe('mutating admission in Kubernetes\' place among the registry\'s steps',
         // a plugin that writes a status on create, and scales up a set annotated so on update
         if (attributes.operation === 'CREATE') object.status = {replicas: 7, availableReplicas: 7}
         if (attributes.operation === 'UPDATE' && object.metadata?.annotations?.scale === 'up') object.spec.replicas += 1
+        if (object.metadata?.annotations?.limits === 'half-a-cpu') {
+          object.spec.template.spec.containers[0].resources = {limits: {cpu: '0.5'}}
+          delete object.spec.podManagementPolicy
+        }
       },
     })
   })
@@ -78,5 +82,13 @@ describe('mutating admission in Kubernetes\' place among the registry\'s steps',
     const updated = await registry.update('default', 'kept', {...created, metadata: {...withoutUid, creationTimestamp: '2020-01-01T00:00:00Z', labels: {x: 'y'}}}, ctx())
     assert.equal(updated.object.metadata!.uid, created.metadata!.uid)
     assert.equal(updated.object.metadata!.creationTimestamp, created.metadata!.creationTimestamp)
+  })
+
+  it('"what a mutating plugin wrote is decoded and defaulted again": its quantities are canonical, a default it removed is back', async () => {
+    const set = statefulSet('admitted-limits')
+    set.metadata.annotations = {limits: 'half-a-cpu'}
+    const created = await registry.create('default', set, ctx())
+    assert.deepEqual(created.spec.template.spec.containers[0].resources, {limits: {cpu: '500m'}})
+    assert.equal(created.spec.podManagementPolicy, 'OrderedReady')
   })
 })
