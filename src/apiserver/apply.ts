@@ -29,8 +29,7 @@ export async function applyPatch(
       {type: 'FieldValueRequired', field: 'fieldManager', message: 'is required for apply patch'},
     ])
   }
-  if (!applied.apiVersion || !applied.kind) throw errors.badRequest('apiVersion and kind must be set in an apply configuration')
-  registry.checkTypeMeta({...applied})
+  // (a configuration of another kind, or none, is FieldManager.Apply's versionCheck 400: `invalid object type`)
   if (applied.metadata?.name !== undefined && applied.metadata.name !== info.name) {
     throw errors.badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${info.name})`)
   }

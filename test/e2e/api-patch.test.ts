@@ -117,11 +117,16 @@ describe('patches and server-side apply', () => {
     assert.deepEqual(result.json.metadata.labels, {keep: '1'})
   })
 
-  it('an apply body for a different name or kind is 400, nothing stored', async () => {
+  it('an apply body for a different name or kind is 400 ("invalid object type" for the kind), nothing stored', async () => {
     const wrongName = await api('PATCH', '/api/v1/namespaces/default/configmaps/owned?fieldManager=carol', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n', APPLY)
     assert.equal(wrongName.status, 400)
     const wrongKind = await api('PATCH', '/api/v1/namespaces/default/configmaps/owned?fieldManager=carol', 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: owned\n', APPLY)
     assert.equal(wrongKind.status, 400)
+    // FieldManager.Apply's versionCheck words
+    assert.equal(wrongKind.json.message, 'invalid object type: /v1, Kind=Secret')
+    const noKind = await api('PATCH', '/api/v1/namespaces/default/configmaps/owned?fieldManager=carol', 'metadata:\n  name: owned\n', APPLY)
+    assert.equal(noKind.status, 400)
+    assert.equal(noKind.json.message, 'invalid object type: /, Kind=')
   })
 
   it('ordinary writes record an Update entry for their field manager', async () => {
