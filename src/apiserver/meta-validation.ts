@@ -60,6 +60,10 @@ export function validateObjectMeta(
       message: `finalizer ${ORPHAN_FINALIZER} and ${FOREGROUND_FINALIZER} cannot be both set`,
     })
   }
+  // ValidateObjectMetaUpdate: a uid may not change (a PUT's is a precondition, checked before)
+  if (options.old && meta.uid !== options.old.metadata?.uid) {
+    errs.push({type: 'FieldValueInvalid', field: 'metadata.uid', value: meta.uid, message: 'field is immutable'})
+  }
   if (options.old && options.old.metadata?.deletionTimestamp) {
     // no new finalizers once deletion started
     const before = new Set<string>(options.old.metadata.finalizers ?? [])

@@ -9,8 +9,8 @@ import {clone, ensureTopLevelStructs, sameJson, type WriteOptions} from './regis
  * The object an update of `subresource` stores, built from the stored one and the request body: what
  * the subresource may change (only status through /status, only spec.finalizers through /finalize,
  * a custom subresource through the kind's prepareSubresourceUpdate), the fields the server owns as
- * stored, the decoder's defaults. A uid that differs from the stored one is the 409 precondition
- * failure. The strategy's PrepareForUpdate and the generation come later (beforeUpdate).
+ * stored, the decoder's defaults. A PUT's uid that differs from the stored one is the 409 precondition
+ * failure (a patch's is validation's 422, field is immutable). The strategy's PrepareForUpdate and the generation come later (beforeUpdate).
  */
 export function updatedObject(declaration: KindDeclaration, groupResource: GroupResource, old: AnyObject, body: AnyObject, subresource: string, options: WriteOptions): AnyObject {
   let object: AnyObject
@@ -45,14 +45,15 @@ export function updatedObject(declaration: KindDeclaration, groupResource: Group
   meta.name = oldMeta.name
   if (declaration.namespaced) meta.namespace = oldMeta.namespace
   else delete meta.namespace
-  if (meta.uid !== undefined && meta.uid !== oldMeta.uid) {
+  if (meta.uid && meta.uid !== oldMeta.uid && options.uidPrecondition) {
     throw errors.conflict(
       groupResource,
       oldMeta.name,
       `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${oldMeta.uid}`,
     )
   }
-  meta.uid = oldMeta.uid
+  // BeforeUpdate: the stored uid when none is given; a changed one is validation's (field is immutable)
+  if (!meta.uid) meta.uid = oldMeta.uid
   meta.creationTimestamp = oldMeta.creationTimestamp
   delete meta.selfLink
   if (oldMeta.deletionTimestamp) {
@@ -79,7 +80,7 @@ export function updatedObject(declaration: KindDeclaration, groupResource: Group
 export function beforeUpdate(declaration: KindDeclaration, object: AnyObject, old: AnyObject, subresource: string, context: RequestContext): void {
   const meta = (object.metadata ??= {})
   const oldMeta = old.metadata!
-  meta.uid ??= oldMeta.uid
+  if (!meta.uid) meta.uid = oldMeta.uid
   meta.creationTimestamp = oldMeta.creationTimestamp
   if (oldMeta.deletionTimestamp) {
     meta.deletionTimestamp = oldMeta.deletionTimestamp

@@ -316,7 +316,7 @@ export class ResourceRegistry {
           {type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: '0x0', message: 'must be specified for an update'},
         ])
       }
-      const prepared = this.prepareUpdate(old, body, subresource, options)
+      const prepared = this.prepareUpdate(old, body, subresource, {...options, uidPrecondition: true})
       const result = await this.completeUpdate(key, current, old, prepared, {dryRun: options.dryRun, admit: {context: options.context, subresource}})
       if (result === 'conflict') {
         if (precondition) throw errors.staleResourceVersion(this.groupResource, name)

@@ -50,6 +50,18 @@ describe('API writes: dryRun and fieldValidation', () => {
     assert.equal(empty.status, 201, empty.text)
   })
 
+  it('"a PUT\'s uid is a precondition" (409) while a patch that changes metadata.uid is 422 "field is immutable" (ValidateObjectMetaUpdate; the patcher passes no precondition)', async () => {
+    const created = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'uid-kept'}})).json
+    const put = await api('PUT', `${base}/uid-kept`, {...created, metadata: {...created.metadata, uid: 'not-the-uid'}})
+    assert.equal(put.status, 409, put.text)
+    assert.match(put.json.message, /Precondition failed: UID in precondition: not-the-uid/)
+    const patched = await api('PATCH', `${base}/uid-kept`, {metadata: {uid: 'not-the-uid'}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(patched.status, 422, patched.text)
+    assert.equal(patched.json.message, 'ConfigMap "uid-kept" is invalid: metadata.uid: Invalid value: "not-the-uid": field is immutable')
+    const same = await api('PATCH', `${base}/uid-kept`, {metadata: {uid: created.metadata.uid, labels: {a: 'b'}}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(same.status, 200, same.text)
+  })
+
   it('"pods count no generation" (Kubernetes 1.32): none is set on create or raised by a spec change; one a client set is kept, as for every kind without one', async () => {
     const pods = '/api/v1/namespaces/default/pods'
     const pod = (name: string, generation?: number) => ({apiVersion: 'v1', kind: 'Pod', metadata: {name, generation}, spec: {containers: [{name: 'c', image: 'registry.example/app:1'}]}})
