@@ -132,15 +132,6 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
     child.once('spawn', resolvePromise)
     child.once('error', (error) => reject(failedPrecondition(`cannot start ${executable}: ${error.message}`)))
   })
-  // the prologue's ready byte, or the pipe's end when it failed before it (its exit is reported as usual)
-  const ready = child.stdio[3] as NodeJS.ReadableStream
-  await new Promise<void>((resolvePromise) => {
-    ready.once('data', () => resolvePromise())
-    ready.once('end', () => resolvePromise())
-    ready.once('close', () => resolvePromise())
-    ready.once('error', () => resolvePromise())
-  })
-  ready.resume()
   const pid = child.pid!
   const startedAt = nowNs()
   if (spec.log) {
@@ -179,5 +170,15 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
       void drained.then(() => (spec.log ? spec.log.close() : undefined)).then(() => resolvePromise(info), () => resolvePromise(info))
     })
   })
+  // the prologue's ready byte, or the pipe's end when it failed before it; waited for only now, with
+  // the exit listener in place, so an exit meanwhile is not missed
+  const ready = child.stdio[3] as NodeJS.ReadableStream
+  await new Promise<void>((resolvePromise) => {
+    ready.once('data', () => resolvePromise())
+    ready.once('end', () => resolvePromise())
+    ready.once('close', () => resolvePromise())
+    ready.once('error', () => resolvePromise())
+  })
+  ready.resume()
   return {pid, startedAt, exited, signal: signalGroup}
 }
