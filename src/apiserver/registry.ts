@@ -172,9 +172,14 @@ export class ResourceRegistry {
           if (await this.deps.store.get(key)) throw new KeyExistsError(key)
           return prepared
         }
-        // the storage's Create refuses it (storage.ErrResourceVersionSetOnCreate); Kubernetes
-        // answers that with a 500, a client's mistake is a 400 here
-        if (prepared.metadata!.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created')
+        // the storage's Create refuses a version that parses as a non-zero number
+        // (storage.ErrResourceVersionSetOnCreate; Kubernetes answers that with a 500, a client's
+        // mistake is a 400 here); a create through PUT or apply goes through Store.Update, which drops it
+        const version = prepared.metadata!.resourceVersion
+        if (version !== undefined) {
+          if (!options.createOnUpdate && /^\d+$/.test(String(version)) && BigInt(version) !== 0n) throw errors.badRequest('resourceVersion should not be set on objects to be created')
+          delete prepared.metadata!.resourceVersion
+        }
         const encoded = encodeStored(prepared)
         const revision = await this.deps.store.create(key, encoded)
         prepared.metadata!.resourceVersion = String(revision)
