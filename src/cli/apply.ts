@@ -10,11 +10,12 @@
 // -o json|yaml the applied objects (several as kubectl's List).
 import {isDeepStrictEqual} from 'node:util'
 import type {AnyObject} from '../api/types.js'
+import {canonicalQuantity} from '../machinery/quantity.js'
 import {isApiStatusError, type ResourceLocator, type RestClient} from '../client/index.js'
 import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
 import {printable, sortKeys, toJson, toYaml, withTypeMeta} from './printers.js'
 import {UnknownResourceError, objectName, resourceForKind, type ResourceInfo} from './resources.js'
-import {readManifests, type Manifest, type ManifestObject} from './manifests.js'
+import {isRecord, readManifests, type Manifest, type ManifestObject} from './manifests.js'
 
 // ---------- targets ----------
 
@@ -96,10 +97,6 @@ class ApplyStepError extends ObjectError {
   }
 }
 
-function isRecord(value: unknown): value is AnyObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /** True when every field the manifest gives has the same value in the live object (lists: same length). */
 export function containsManifest(live: unknown, given: unknown): boolean {
   if (given === null || given === undefined) return live === null || live === undefined
@@ -107,7 +104,19 @@ export function containsManifest(live: unknown, given: unknown): boolean {
     return Array.isArray(live) && live.length === given.length && given.every((g, i) => containsManifest(live[i], g))
   }
   if (isRecord(given)) return isRecord(live) && Object.entries(given).every(([key, value]) => containsManifest(live[key], value))
-  return live === given
+  return live === given || sameQuantity(live, given)
+}
+
+/** A quantity the server stores in canonical form (`cpu: 0.5` as "500m", `1024Mi` as "1Gi"): only
+ *  quantities are stored other than as written, so a live string that is the given value's canonical
+ *  form is that value. */
+function sameQuantity(live: unknown, given: unknown): boolean {
+  if (typeof live !== 'string' || (typeof given !== 'string' && typeof given !== 'number')) return false
+  try {
+    return canonicalQuantity(String(given)) === live
+  } catch {
+    return false
+  }
 }
 
 /** What is compared for "unchanged": the manifest less its status when the server keeps status apart. */

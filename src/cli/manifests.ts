@@ -151,7 +151,7 @@ function yamlProblem(error: unknown): string {
   return error.mark ? `line ${error.mark.line + 1}: ${error.reason}` : error.reason
 }
 
-function isRecord(value: unknown): value is AnyObject {
+export function isRecord(value: unknown): value is AnyObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 

@@ -144,6 +144,10 @@ describe('manifests', () => {
     const live = {metadata: {name: 'a', uid: 'u'}, data: {k: 'v', extra: 'x'}, list: [{a: 1, b: 2}]}
     assert.ok(containsManifest(live, {metadata: {name: 'a'}, data: {k: 'v'}, list: [{a: 1}]}))
     assert.ok(!containsManifest(live, {data: {k: 'w'}}))
+    // quantities come back canonical: the manifest's 0.5 and 1024Mi are the live "500m" and "1Gi"
+    const pod = {spec: {containers: [{resources: {limits: {cpu: '500m', memory: '1Gi'}}}]}}
+    assert.ok(containsManifest(pod, {spec: {containers: [{resources: {limits: {cpu: 0.5, memory: '1024Mi'}}}]}}))
+    assert.ok(!containsManifest(pod, {spec: {containers: [{resources: {limits: {cpu: 1, memory: '1024Mi'}}}]}}))
     assert.ok(!containsManifest(live, {list: [{a: 1}, {a: 2}]}))
   })
 })
