@@ -54,21 +54,25 @@ export function updatedObject(declaration: KindDeclaration, groupResource: Group
   }
   // BeforeUpdate: the stored uid when none is given; a changed one is validation's (field is immutable)
   if (!meta.uid) meta.uid = oldMeta.uid
-  meta.creationTimestamp = oldMeta.creationTimestamp
   delete meta.selfLink
+  keepStoredLifecycle(meta, oldMeta)
+  meta.resourceVersion = oldMeta.resourceVersion
+  ensureTopLevelStructs(object, declaration)
+  declaration.defaults?.(object)
+  return object
+}
+
+/** creationTimestamp and the deletion fields as stored: an update never sets or changes them. */
+function keepStoredLifecycle(meta: AnyObject, oldMeta: AnyObject): void {
+  meta.creationTimestamp = oldMeta.creationTimestamp
   if (oldMeta.deletionTimestamp) {
     meta.deletionTimestamp = oldMeta.deletionTimestamp
     if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds
+    else delete meta.deletionGracePeriodSeconds
   } else {
     delete meta.deletionTimestamp
     delete meta.deletionGracePeriodSeconds
   }
-  meta.resourceVersion = oldMeta.resourceVersion
-  ensureTopLevelStructs(object, declaration)
-  declaration.defaults?.(object)
-  if (oldMeta.generation !== undefined) meta.generation = oldMeta.generation
-  else delete meta.generation
-  return object
 }
 
 /**
@@ -81,15 +85,7 @@ export function beforeUpdate(declaration: KindDeclaration, object: AnyObject, ol
   const meta = (object.metadata ??= {})
   const oldMeta = old.metadata!
   if (!meta.uid) meta.uid = oldMeta.uid
-  meta.creationTimestamp = oldMeta.creationTimestamp
-  if (oldMeta.deletionTimestamp) {
-    meta.deletionTimestamp = oldMeta.deletionTimestamp
-    if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds
-    else delete meta.deletionGracePeriodSeconds
-  } else {
-    delete meta.deletionTimestamp
-    delete meta.deletionGracePeriodSeconds
-  }
+  keepStoredLifecycle(meta, oldMeta)
   // the main resource and /status (whose strategy may keep parts of the stored status, e.g. CSR approvals)
   if (!subresource || subresource === 'status') declaration.prepareForUpdate?.(object, old, {...context, subresource: subresource || undefined})
   const generationFields = declaration.generationFields ?? ['spec']
