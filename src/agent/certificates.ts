@@ -233,8 +233,10 @@ export class ClientCertificateManager {
 
   async rotate(): Promise<void> {
     if (this.stopped || !this.config) return
-    const client = new RestClient(this.config)
+    let client: RestClient | undefined
     try {
+      // (inside the try: a client refuses unusable TLS material in its constructor)
+      client = new RestClient(this.config)
       const pair = await this.request(client)
       writePrivate(this.pairPath, pair.certPem + pair.keyPem)
       if (this.options.kubeconfigPath) {
@@ -251,7 +253,7 @@ export class ClientCertificateManager {
       this.timer = setTimeout(() => void this.rotate(), 30_000)
       this.timer.unref()
     } finally {
-      await client.close()
+      await client?.close()
     }
   }
 

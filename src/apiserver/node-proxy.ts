@@ -91,6 +91,10 @@ export function proxyToAgent(
     response.writeHead(answer.statusCode ?? 502, {'content-type': answer.headers['content-type'] ?? 'application/octet-stream'})
     answer.pipe(response)
     answer.on('end', settle.resolve)
-    answer.on('error', settle.reject)
+    // the agent went away mid-answer: the headers are sent, so the client's response is cut off
+    answer.on('error', () => {
+      response.destroy()
+      settle.resolve()
+    })
   })
 }
