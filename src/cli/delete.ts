@@ -87,21 +87,21 @@ function checkUsage(options: DeleteOptions): void {
  * the manifests' errors: as kubectl's ContinueOnError builder, a file or document that cannot be parsed
  * leaves the others to be deleted; its error is reported after the deletions.
  */
-async function targets(session: Session, options: DeleteOptions): Promise<{list: Target[]; errors: number; unread: Error[]; bySelector: boolean}> {
+async function targets(session: Session, options: DeleteOptions): Promise<{list: Target[]; unread: Error[]; bySelector: boolean}> {
   const list: Target[] = []
-  let errors = 0
   if (options.filenames.length > 0) {
     const read = await readManifests(options.filenames, {recursive: options.recursive})
+    // what could not be read or mapped is reported after the deletions, reading errors first, as apply does
+    const unread = [...read.errors]
     for (const manifest of read.manifests) {
       try {
         list.push(await targetOf(session, manifest))
       } catch (error) {
         if (!(error instanceof ObjectError)) throw error
-        reportError(error, session.server)
-        errors++
+        unread.push(error)
       }
     }
-    return {list, errors, unread: read.errors, bySelector: false}
+    return {list, unread, bySelector: false}
   }
   const named = (info: ResourceInfo, name: string): Target => ({
     info,
@@ -113,12 +113,12 @@ async function targets(session: Session, options: DeleteOptions): Promise<{list:
       if (slash <= 0 || slash === arg.length - 1) throw new Error(`arguments in resource/name form must have a single resource and name: "${arg}"`)
       list.push(named(await resolveResource(session.client, arg.slice(0, slash)), arg.slice(slash + 1)))
     }
-    return {list, errors, unread: [], bySelector: false}
+    return {list, unread: [], bySelector: false}
   }
   const info = await resolveResource(session.client, options.args[0])
   if (!options.selector && !options.all) {
     for (const name of options.args.slice(1)) list.push(named(info, name))
-    return {list, errors, unread: [], bySelector: false}
+    return {list, unread: [], bySelector: false}
   }
   const allNamespaces = Boolean(options.allNamespaces) && info.namespaced
   const collection: ResourceLocator = {
@@ -131,13 +131,13 @@ async function targets(session: Session, options: DeleteOptions): Promise<{list:
   for (const item of found.items) {
     list.push({info, locator: {...collection, namespace: info.namespaced ? item.metadata?.namespace : undefined, name: item.metadata?.name ?? ''}})
   }
-  return {list, errors, unread: [], bySelector: true}
+  return {list, unread: [], bySelector: true}
 }
 
 async function deleteObjects(session: Session, options: DeleteOptions): Promise<number> {
   checkUsage(options)
-  const {list, errors, unread, bySelector} = await targets(session, options)
-  let code = errors > 0 || unread.length > 0 ? 1 : 0
+  const {list, unread, bySelector} = await targets(session, options)
+  let code = unread.length > 0 ? 1 : 0
   if (bySelector && list.length === 0) {
     // kubectl delete says so on stdout (kubectl get on stderr)
     process.stdout.write('No resources found\n')
@@ -149,8 +149,21 @@ async function deleteObjects(session: Session, options: DeleteOptions): Promise<
     gracePeriodSeconds: options.gracePeriod !== undefined && options.gracePeriod >= 0 ? options.gracePeriod : undefined,
     dryRun: dryRun === 'server' ? 'All' : undefined,
   }
-  const suffix = dryRunSuffix(dryRun)
   const pending: {target: Target; uid?: string}[] = []
+  try {
+    if (await deleteEach(session, list, options, callOptions, pending)) code = 1
+  } finally {
+    for (const error of unread) reportError(error, session.server)
+  }
+  if (options.wait === false || pending.length === 0) return code
+  return (await waitGone(session, pending, options.timeoutMs ?? 0)) ? code : 1
+}
+
+/** Deletes each target, printing kubectl's line for it; true when one failed. */
+async function deleteEach(session: Session, list: Target[], options: DeleteOptions, callOptions: CallOptions, pending: {target: Target; uid?: string}[]): Promise<boolean> {
+  const dryRun = options.dryRun ?? 'none'
+  const suffix = dryRunSuffix(dryRun)
+  let failed = false
   for (const target of list) {
     const {info, locator} = target
     try {
@@ -165,12 +178,10 @@ async function deleteObjects(session: Session, options: DeleteOptions): Promise<
       if (!isApiStatusError(error)) throw error
       if (error.code === 404 && options.ignoreNotFound) continue
       reportError(error, session.server)
-      code = 1
+      failed = true
     }
   }
-  for (const error of unread) reportError(error, session.server)
-  if (options.wait === false || pending.length === 0) return code
-  return (await waitGone(session, pending, options.timeoutMs ?? 0)) ? code : 1
+  return failed
 }
 
 /**
