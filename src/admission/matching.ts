@@ -84,6 +84,13 @@ export function objectSelectorMatches(selector: AnyObject | undefined, attribute
   return candidates.some((o) => compiled.matches(labelsOf(o) ?? {}))
 }
 
+/** The namespace a policy works in: the request's, except for a Namespace, which Kubernetes admits in
+ *  its own name but whose policies see no namespace (its params are looked up as cluster-wide). */
+export function policyNamespace(attributes: AdmissionAttributes): string {
+  const {group, resource} = attributes.resource
+  return group === '' && resource === 'namespaces' ? '' : attributes.namespace
+}
+
 /** The namespace selector: a Namespace is matched by its own labels, other cluster-scoped objects
  *  always match, namespaced objects by their namespace's labels. */
 export async function namespaceSelectorMatches(selector: AnyObject | undefined, attributes: AdmissionAttributes): Promise<boolean> {

@@ -30,7 +30,10 @@ export function admissionAttributesOf(
   write: AdmittedWrite,
 ): AdmissionAttributes {
   const {operation, object, old, name, subresource, context, dryRun} = write
-  const namespace = declaration.namespaced ? (object?.metadata?.namespace ?? old?.metadata?.namespace ?? context.namespace ?? '') : ''
+  // a Namespace is admitted in its own name as namespace (Kubernetes' handlers take it from the path),
+  // though policies see no namespaceObject for it ("the namespace object has the namespace of itself")
+  const isNamespace = declaration.group === '' && declaration.resource === 'namespaces'
+  const namespace = declaration.namespaced ? (object?.metadata?.namespace ?? old?.metadata?.namespace ?? context.namespace ?? '') : isNamespace ? name : ''
   let namespaceObject: Promise<AnyObject | null> | undefined
   return {
     operation,
@@ -45,7 +48,7 @@ export function admissionAttributesOf(
     dryRun: dryRun === true,
     options: operationOptions(operation, dryRun, context),
     declaration,
-    namespaceObject: () => (namespaceObject ??= namespace ? namespaceOf(namespace) : Promise.resolve(null)),
+    namespaceObject: () => (namespaceObject ??= namespace && !isNamespace ? namespaceOf(namespace) : Promise.resolve(null)),
     warn: (message) => context.warnings?.push(message),
     annotate: (key, value) => {
       if (context.audit) context.audit[key] = value

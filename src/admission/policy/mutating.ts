@@ -15,6 +15,7 @@ import type {Logger} from '../../machinery/log.js'
 import {applyJsonPatch} from '../../machinery/patch.js'
 import {ApiError, type StatusReason} from '../../machinery/status.js'
 import type {AdmissionAttributes, MutatingPlugin} from '../types.js'
+import {policyNamespace} from '../matching.js'
 import {activationFor, bindingMatches, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from './engine.js'
 import {resolveParams, type ParamLookup} from './params.js'
@@ -150,7 +151,7 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
       if (!ignore) errors.push({policy: policyName, binding: of === 'binding' ? bindingName : undefined, message: why, reason})
       return false
     }
-    const resolved = resolveParams(spec, binding, attributes.namespace, this.sources.params)
+    const resolved = resolveParams(spec, binding, policyNamespace(attributes), this.sources.params)
     if ('error' in resolved) return failed(`failed to configure ${resolved.of}: ${resolved.error}`, '', resolved.of)
     const compiled = this.cache.get(policy, () => compilePolicy(this.sources.engine, policy))
     let matchedAny = false

@@ -13,6 +13,7 @@ import type {AnyObject} from '../../api/types.js'
 import type {Logger} from '../../machinery/log.js'
 import {ApiError, type StatusReason} from '../../machinery/status.js'
 import type {AdmissionAttributes, ValidatingPlugin} from '../types.js'
+import {policyNamespace} from '../matching.js'
 import {activationFor, bindingMatches, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from './engine.js'
 import {resolveParams, type ParamLookup} from './params.js'
@@ -153,7 +154,7 @@ export class ValidatingPolicyPlugin implements ValidatingPlugin {
     const ignore = spec.failurePolicy === 'Ignore'
     const logged = (why: string) =>
       this.sources.logger.warn('admission policy failed', {policy: policyName, binding: bindingName, failurePolicy: ignore ? 'Ignore' : 'Fail', error: why})
-    const resolved = resolveParams(spec, binding, attributes.namespace, this.sources.params)
+    const resolved = resolveParams(spec, binding, policyNamespace(attributes), this.sources.params)
     if ('error' in resolved) {
       logged(resolved.error)
       if (!ignore) {
