@@ -93,8 +93,8 @@ describe('ValidatingAdmissionPolicy failurePolicy', () => {
     const error = await denial(validating({validations: [{expression: 'true'}, {expression: ERROR_EXPRESSION}]}, {validationActions: ['Deny']}))
     assert.equal(error?.code, 422)
     assert.equal(error?.reason, 'Invalid')
-    assert.match(error!.message, /^ValidatingAdmissionPolicy 'p' with binding 'b' denied request: expression 'int\(object.data.x\) > 0' resulted in error: /)
-    assert.deepEqual(error?.details?.causes, [{message: error!.message}])
+    assert.match(error!.message, /^configmaps "cm" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: expression 'int\(object.data.x\) > 0' resulted in error: /)
+    assert.deepEqual(error?.details?.causes, [{message: error!.message.replace('configmaps "cm" is forbidden: ', '')}])
     assert.equal(error?.details?.kind, 'configmaps')
   })
 
@@ -113,7 +113,7 @@ describe('ValidatingAdmissionPolicy failurePolicy', () => {
       const error = await denial(validating(spec, {validationActions, paramRef: {name: 'limits', parameterNotFoundAction: 'Deny'}}))
       assert.equal(error?.code, 422, `${validationActions}`)
       assert.equal(error?.reason, 'Invalid')
-      assert.equal(error?.message, "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction")
+      assert.equal(error?.message, 'configmaps "cm" is forbidden: ' + "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction")
     }
     const allowed = await denial(validating(spec, {validationActions: ['Deny'], paramRef: {name: 'limits', parameterNotFoundAction: 'Allow'}}))
     assert.equal(allowed, undefined, 'Allow: no params, no evaluation')
@@ -122,7 +122,7 @@ describe('ValidatingAdmissionPolicy failurePolicy', () => {
   it("a paramKind the server does not serve: 'failed to configure policy: ' without the binding", async () => {
     const error = await denial(validating({paramKind: {apiVersion: 'v1', kind: 'Missing'}, validations: [{expression: 'true'}]}, {validationActions: ['Deny'], paramRef: {name: 'x', parameterNotFoundAction: 'Deny'}}))
     assert.equal(error?.code, 422)
-    assert.equal(error?.message, "ValidatingAdmissionPolicy 'p' denied request: failed to configure policy: failed to find resource referenced by paramKind: '/v1, Kind=Missing'")
+    assert.equal(error?.message, 'configmaps "cm" is forbidden: ' + "ValidatingAdmissionPolicy 'p' denied request: failed to configure policy: failed to find resource referenced by paramKind: '/v1, Kind=Missing'")
   })
 
   it('a failed validation keeps its reason and code; every binding is evaluated before the first denial answers', async () => {
@@ -139,7 +139,7 @@ describe('ValidatingAdmissionPolicy failurePolicy', () => {
     })
     const error = await denial(plugin, recorded)
     assert.equal(error?.code, 403)
-    assert.equal(error?.message, "ValidatingAdmissionPolicy 'p' with binding 'deny' denied request: no")
+    assert.equal(error?.message, 'configmaps "cm" is forbidden: ' + "ValidatingAdmissionPolicy 'p' with binding 'deny' denied request: no")
     assert.deepEqual(recorded.warnings, ["Validation failed for ValidatingAdmissionPolicy 'p' with binding 'warn': no"])
   })
 })

@@ -75,7 +75,7 @@ describe('admission policies', () => {
     const denied = await eventually(() => call(server.url, 'POST', `${path}?dryRun=All`, statefulSet('big', 5)), (r) => r.status !== 201, 'the policy to take effect')
     assert.equal(denied.status, 422, denied.text)
     assert.equal(denied.json.reason, 'Invalid')
-    assert.equal(denied.json.message, `ValidatingAdmissionPolicy 'replicas-${ns}' with binding 'replicas-${ns}-binding' denied request: failed expression: object.spec.replicas <= int(params.data.maxReplicas)`)
+    assert.equal(denied.json.message, `statefulsets.apps "big" is forbidden: ValidatingAdmissionPolicy 'replicas-${ns}' with binding 'replicas-${ns}-binding' denied request: failed expression: object.spec.replicas <= int(params.data.maxReplicas)`)
     assert.equal((await call(server.url, 'POST', path, statefulSet('small', 3))).status, 201)
     // another namespace: no params object there, parameterNotFoundAction Deny, failurePolicy Fail (default)
     const other = await namespace()
@@ -84,7 +84,7 @@ describe('admission policies', () => {
     const missing = await eventually(() => call(server.url, 'POST', `/apis/apps/v1/namespaces/${other}/statefulsets?dryRun=All`, statefulSet('x', 1)), (r) => r.status !== 201, 'the binding change')
     assert.equal(missing.status, 422, missing.text)
     assert.equal(missing.json.reason, 'Invalid')
-    assert.equal(missing.json.message, `ValidatingAdmissionPolicy 'replicas-${ns}' with binding 'replicas-${ns}-binding' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`)
+    assert.equal(missing.json.message, `statefulsets.apps "x" is forbidden: ValidatingAdmissionPolicy 'replicas-${ns}' with binding 'replicas-${ns}-binding' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`)
   })
 
   it('required labels with messageExpression and reason Forbidden (403); the rejected object is not stored', async () => {
@@ -103,7 +103,9 @@ describe('admission policies', () => {
     const cm = (name: string, labels?: Record<string, string>) => ({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name, labels}})
     const denied = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, cm('unlabelled')), (r) => r.status !== 201, 'the policy')
     assert.equal(denied.status, 403, denied.text)
-    assert.equal(denied.json.message, `ValidatingAdmissionPolicy 'labels-${ns}' with binding 'labels-${ns}' denied request: configmap unlabelled has no team label`)
+    assert.equal(denied.json.message, `configmaps "unlabelled" is forbidden: ValidatingAdmissionPolicy 'labels-${ns}' with binding 'labels-${ns}' denied request: configmap unlabelled has no team label`)
+    // admission.NewForbidden's words with the validation's reason; the policy's message alone is the cause
+    assert.deepEqual(denied.json.details.causes, [{message: `ValidatingAdmissionPolicy 'labels-${ns}' with binding 'labels-${ns}' denied request: configmap unlabelled has no team label`}])
     assert.equal((await call(server.url, 'GET', `/api/v1/namespaces/${ns}/configmaps/unlabelled`)).status, 404)
     assert.equal((await call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, cm('labelled', {team: 'a'}))).status, 201)
     const line = await auditLine((e) => e.objectRef?.name === 'unlabelled' && e.annotations?.['validation.policy.admission.orch.io/validation_failure'])
@@ -149,7 +151,7 @@ describe('admission policies', () => {
     const failed = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm('err-fail')), (r) => r.status !== 201, 'the Fail policy')
     assert.equal(failed.status, 422, failed.text)
     assert.equal(failed.json.reason, 'Invalid')
-    assert.match(failed.json.message, new RegExp(`^ValidatingAdmissionPolicy 'err-fail-${ns}' with binding 'err-fail-${ns}' denied request: expression 'int\\(object.data.x\\) > 0' resulted in error`))
+    assert.match(failed.json.message, new RegExp(`^configmaps "c-[a-z0-9]{5}" is forbidden: ValidatingAdmissionPolicy 'err-fail-${ns}' with binding 'err-fail-${ns}' denied request: expression 'int\\(object.data.x\\) > 0' resulted in error`))
     assert.equal((await call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps`, cm('err-ignore'))).status, 201)
     const warned = await eventually(() => call(server.url, 'POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm('err-warn')), (r) => r.headers.warning !== undefined, 'the Warn policy')
     assert.equal(warned.status, 201, 'a Warn-only binding does not deny for an error')

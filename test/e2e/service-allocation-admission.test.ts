@@ -27,7 +27,7 @@ const svc = (name: string, spec: any = {}, labels?: Record<string, string>) => (
   spec: {ports: [{port: 80}], selector: {app: name}, ...spec},
 })
 const inRange = (port: unknown) => typeof port === 'number' && port >= 30000 && port <= 32767
-const POLICY_DENIAL = /^ValidatingAdmissionPolicy 'service-allocation' with binding 'service-allocation' denied request: /
+const POLICY_DENIAL = /^services "[^"]+" is forbidden: ValidatingAdmissionPolicy 'service-allocation' with binding 'service-allocation' denied request: /
 
 describe('Service allocation before validating admission (Kubernetes\' BeginCreate / BeginUpdate)', () => {
   let server: OrchServer

@@ -11,7 +11,7 @@
 // Policies never match policies or bindings themselves.
 import type {AnyObject} from '../../api/types.js'
 import type {Logger} from '../../machinery/log.js'
-import {ApiError, type StatusReason} from '../../machinery/status.js'
+import {ApiError, errors, type StatusReason} from '../../machinery/status.js'
 import type {AdmissionAttributes, ValidatingPlugin} from '../types.js'
 import {policyNamespace} from '../matching.js'
 import {activationFor, bindingMatches, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
@@ -106,12 +106,14 @@ function denialError(denial: Denial, attributes: AdmissionAttributes): ApiError 
     ? `ValidatingAdmissionPolicy '${denial.policy}' denied request: ${denial.message}`
     : `ValidatingAdmissionPolicy '${denial.policy}' with binding '${denial.binding}' denied request: ${denial.message}`
   const reason = (denial.reason || 'Invalid') as StatusReason
-  return new ApiError(REASON_CODES[reason] ?? 422, reason, message, {
-    name: attributes.name || attributes.object?.metadata?.name || '',
-    group: attributes.resource.group,
-    kind: attributes.resource.resource,
-    causes: [{message}],
-  })
+  // admission.NewForbidden's words (`configmaps "x" is forbidden: ...`) with the validation's reason
+  // and code, and the policy's message alone as the cause
+  const {group, resource} = attributes.resource
+  const object = attributes.object?.metadata
+  // extractResourceName: the object's name (or generateName, as names are not generated yet), else "Unknown"
+  const name = object?.name || object?.generateName || 'Unknown'
+  const forbidden = errors.forbidden({group, resource: attributes.subresource ? `${resource}/${attributes.subresource}` : resource}, name, message)
+  return new ApiError(REASON_CODES[reason] ?? 422, reason, forbidden.message, {...forbidden.details, causes: [{message}]})
 }
 
 export class ValidatingPolicyPlugin implements ValidatingPlugin {
