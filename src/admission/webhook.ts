@@ -12,7 +12,7 @@ import {randomUUID} from 'node:crypto'
 import {request as httpsRequest} from 'node:https'
 import type {AnyObject} from '../api/types.js'
 import type {Logger} from '../machinery/log.js'
-import {ApiError, type StatusReason} from '../machinery/status.js'
+import {ApiError, errors, type StatusReason} from '../machinery/status.js'
 import {namespaceSelectorMatches, objectSelectorMatches, ruleMatches, type Rule} from './matching.js'
 import type {AdmissionAttributes, ValidatingPlugin} from './types.js'
 
@@ -194,7 +194,13 @@ export class ValidatingWebhookDispatcher implements ValidatingPlugin {
       const outcome: ConditionOutcome = this.options.evaluateConditions
         ? this.options.evaluateConditions(conditions, attributes)
         : {error: 'match conditions cannot be evaluated'}
-      if ('error' in outcome) return failed(`failed to evaluate match conditions: ${outcome.error}`)
+      if ('error' in outcome) {
+        // ShouldCallHook: an error without a false condition fails closed as Forbidden, or is passed
+        // over under failurePolicy Ignore
+        this.options.logger.warn('admission webhook match conditions failed', {webhook: name, failurePolicy: fail ? 'Fail' : 'Ignore', error: outcome.error})
+        if (fail) throw errors.forbidden({group: attributes.resource.group, resource: attributes.resource.resource}, attributes.name, outcome.error)
+        return
+      }
       if (!outcome.match) return
     }
     if (attributes.dryRun && webhook.sideEffects !== 'None' && webhook.sideEffects !== 'NoneOnDryRun') {

@@ -93,7 +93,7 @@ function webhookConditions(engine: CelEngine, authorizer: PolicyAuthorizer) {
           entry = compileOne(engine, expression, {kind: 'matchCondition', hasParams: false, variables: []})
           compiled.set(expression, entry)
         }
-        return {name: String(c.name), compiled: entry}
+        return {name: String(c.name), expression, compiled: entry}
       }),
       variables: [],
       hasParams: false,

@@ -107,6 +107,14 @@ describe('ValidatingAdmissionPolicy failurePolicy', () => {
     assert.equal(await denial(validating({...failing, failurePolicy: 'Ignore'}, {validationActions: ['Deny']})), undefined)
   })
 
+  it('"expression \'<expr>\' resulted in error": every match condition error, aggregated as Kubernetes\' matcher reports them; a false condition wins over errors', async () => {
+    const two = {matchConditions: [{name: 'a', expression: ERROR_EXPRESSION}, {name: 'b', expression: "object.data.nosuch == 'x'"}], validations: [{expression: 'true'}]}
+    const error = await denial(validating(two, {validationActions: ['Deny']}))
+    assert.match(error!.message, new RegExp(`denied request: \\[expression '${ERROR_EXPRESSION.replace(/[()]/g, '\\$&')}' resulted in error: .*, expression 'object.data.nosuch == 'x'' resulted in error: .*\\]$`))
+    const skipped = {...two, matchConditions: [...two.matchConditions, {name: 'c', expression: 'false'}]}
+    assert.equal(await denial(validating(skipped, {validationActions: ['Deny']})), undefined)
+  })
+
   it("params not found with parameterNotFoundAction Deny: 422 'failed to configure binding: ', whatever the validationActions", async () => {
     const spec = {paramKind: {apiVersion: 'v1', kind: 'ConfigMap'}, validations: [{expression: 'true'}]}
     for (const validationActions of [['Deny'], ['Warn']]) {

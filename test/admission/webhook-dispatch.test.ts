@@ -70,6 +70,37 @@ describe('webhook dispatch', () => {
     await dispatcher('None', calls).validate(onConfiguration)
   })
 
+  it('"a match condition error fails closed as Forbidden" (ShouldCallHook) under failurePolicy Fail, without a call; under Ignore the webhook is passed over', async () => {
+    for (const failurePolicy of ['Fail', 'Ignore']) {
+      const calls: string[] = []
+      const plugin = new ValidatingWebhookDispatcher({
+        configurations: () => [{metadata: {name: 'c'}, webhooks: [{
+          name: 'conditions.example.com', sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy,
+          clientConfig: {url: 'https://127.0.0.1:1/'},
+          rules: [{operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps']}],
+          matchConditions: [{name: 'errs', expression: 'object.data.x == "y"'}],
+        }]}],
+        resolveService: async () => {
+          calls.push('resolve')
+          throw new Error('no services here')
+        },
+        evaluateConditions: () => ({error: "expression 'object.data.x == \"y\"' resulted in error: no such key: data"}),
+        logger: createLogger({verbosity: 0, write: () => {}}),
+      })
+      if (failurePolicy === 'Ignore') {
+        await plugin.validate(attributes())
+        continue
+      }
+      await assert.rejects(plugin.validate(attributes()), (error: Error & {code?: number; reason?: string}) => {
+        assert.equal(error.code, 403)
+        assert.equal(error.reason, 'Forbidden')
+        assert.equal(error.message, 'configmaps "x" is forbidden: expression \'object.data.x == "y"\' resulted in error: no such key: data')
+        return true
+      })
+      assert.deepEqual(calls, [])
+    }
+  })
+
   it('a denial is at least 400, its message prefixed with the webhook name', () => {
     assert.equal(denial('w.example.com', {code: 200, message: 'no'}).code, 400)
     assert.equal(denial('w.example.com', undefined).message, 'admission webhook "w.example.com" denied the request without explanation')

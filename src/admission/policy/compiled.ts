@@ -50,7 +50,7 @@ export class CompileCache<T> {
 }
 
 export interface CompiledBase {
-  matchConditions: {name: string; compiled: Compiled}[]
+  matchConditions: {name: string; expression: string; compiled: Compiled}[]
   variables: {name: string; compiled: Compiled}[]
   hasParams: boolean
 }
@@ -63,6 +63,7 @@ export function compileBase(engine: CelEngine, spec: AnyObject): CompiledBase {
   }
   const matchConditions = (Array.isArray(spec.matchConditions) ? spec.matchConditions : []).map((c: AnyObject) => ({
     name: String(c.name),
+    expression: String(c.expression),
     compiled: compileOne(engine, c.expression, {kind: 'matchCondition', hasParams, variables: []}),
   }))
   return {matchConditions, variables, hasParams}
@@ -138,15 +139,18 @@ export type ConditionsResult = {match: true} | {match: false} | {error: string}
 
 /** matchConditions in order: any false skips; all true match; an error (none false) is an error. */
 export function evaluateMatchConditions(conditions: CompiledBase['matchConditions'], activation: Activation, budget: CostBudget): ConditionsResult {
-  let firstError: string | undefined
+  // Kubernetes' matcher: a false condition skips whatever errors others gave; else every error counts,
+  // in the CEL filter's words, aggregated as utilerrors.NewAggregate prints them
+  const errors: string[] = []
   for (const condition of conditions) {
     try {
       const value = run(condition.compiled, activation, budget)
       if (value === false) return {match: false}
-      if (value !== true) firstError ??= `matchCondition "${condition.name}" did not evaluate to a bool`
+      if (value !== true) errors.push(`expression '${condition.expression}' resulted in error: no such overload`)
     } catch (error) {
-      firstError ??= `matchCondition "${condition.name}": ${(error as Error).message}`
+      errors.push(`expression '${condition.expression}' resulted in error: ${(error as Error).message}`)
     }
   }
-  return firstError ? {error: firstError} : {match: true}
+  if (errors.length === 0) return {match: true}
+  return {error: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}
 }
