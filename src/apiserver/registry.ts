@@ -200,11 +200,15 @@ export class ResourceRegistry {
 
   /**
    * A create up to and including mutating admission, which runs once, as in Kubernetes' create
-   * handler: decoding's defaults, the manager's managedFields, then the mutating plugins. The
+   * handler: the namespace's lifecycle, decoding's defaults, the manager's managedFields, then the
+   * mutating plugins. The
    * server's own metadata (uid, creationTimestamp, a generated name, generation) is not there yet,
    * as Store.Create fills it after admission. Works on (and changes) `object`.
    */
   private async admitCreate(object: AnyObject, options: WriteOptions): Promise<{object: AnyObject; attributes: AdmissionAttributes | undefined}> {
+    // NamespaceLifecycle, the first mutating plugin: a missing namespace is 404, a terminating one
+    // 403, before anything else looks at the object (or a Service's hook allocates for it)
+    if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create', object.metadata!.name ?? '')
     ensureTopLevelStructs(object, this.declaration)
     this.declaration.defaults?.(object)
     this.recordManagedFields(undefined, object, options, '')
@@ -244,7 +248,6 @@ export class ResourceRegistry {
       causes.push(...validateListMapKeys(object, this.declaration, causes))
       if (causes.length > 0) throw this.invalid(object.metadata?.name ?? object.metadata?.generateName ?? '', causes)
       if (options.createOnUpdate) options.context.authorizeCreate?.()
-      if (this.declaration.namespaced) await this.checkNamespace(object.metadata!.namespace, 'create', object.metadata!.name)
       addWarnings(options.context, this.declaration.warningsOnCreate?.(object, options.context))
       if (attributes) {
         attributes.object = object

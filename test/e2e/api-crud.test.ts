@@ -94,6 +94,13 @@ describe('API core: standard operations', () => {
     const result = await api('POST', '/api/v1/namespaces/nowhere/configmaps', cm('x'))
     assertStatus(result, 404, 'NotFound')
     assert.equal(result.json.message, 'namespaces "nowhere" not found')
+    // NamespaceLifecycle is admission, ahead of validation and of a Service's allocation
+    const invalid = await api('POST', '/api/v1/namespaces/nowhere/configmaps', {...cm('x'), data: {'not a key!': 'v'}})
+    assertStatus(invalid, 404, 'NotFound')
+    const service = await api('POST', '/api/v1/namespaces/nowhere/services', {apiVersion: 'v1', kind: 'Service', metadata: {name: 's'}, spec: {clusterIP: '10.96.7.7', ports: [{port: 80}]}})
+    assertStatus(service, 404, 'NotFound')
+    const elsewhere = await api('POST', '/api/v1/namespaces/default/services', {apiVersion: 'v1', kind: 'Service', metadata: {name: 'took-ip'}, spec: {clusterIP: '10.96.7.7', ports: [{port: 80}]}})
+    assert.equal(elsewhere.status, 201, 'the refused Service allocated nothing')
   })
 
   it('get of a missing object is 404 NotFound with details', async () => {
