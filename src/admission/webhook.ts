@@ -121,7 +121,8 @@ export function denial(name: string, status: AnyObject | undefined): ApiError {
   const code = typeof status?.code === 'number' && status.code >= 400 ? status.code : 400
   const deniedBy = `admission webhook "${name}" denied the request`
   const message = status?.message ? `${deniedBy}: ${status.message}` : status?.reason ? `${deniedBy}: ${status.reason}` : `${deniedBy} without explanation`
-  const reason = (typeof status?.reason === 'string' && status.reason ? status.reason : code === 403 ? 'Forbidden' : 'BadRequest') as StatusReason
+  // ToStatusErr keeps the webhook's reason, none when it gave none
+  const reason = (typeof status?.reason === 'string' ? status.reason : '') as StatusReason
   return new ApiError(code, reason, message, status?.details)
 }
 

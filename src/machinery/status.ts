@@ -80,6 +80,8 @@ export class ApiError extends Error {
       reason: this.reason,
       code: this.code,
     }
+    // Go's omitempty: a Status without a reason (a webhook's denial may give none) has no field
+    if (!this.reason) delete (status as Partial<Status>).reason
     if (this.details) status.details = this.details
     return status
   }

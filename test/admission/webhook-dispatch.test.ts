@@ -101,10 +101,15 @@ describe('webhook dispatch', () => {
     }
   })
 
-  it('a denial is at least 400, its message prefixed with the webhook name', () => {
+  it('a denial is at least 400, its message prefixed with the webhook name, its reason the webhook\'s own (ToStatusErr)', () => {
     assert.equal(denial('w.example.com', {code: 200, message: 'no'}).code, 400)
     assert.equal(denial('w.example.com', undefined).message, 'admission webhook "w.example.com" denied the request without explanation')
     assert.equal(denial('w.example.com', {code: 422, reason: 'Invalid'}).message, 'admission webhook "w.example.com" denied the request: Invalid')
+    // ToStatusErr keeps the webhook's reason and makes none up: the Status has no reason field then
+    const unexplained = denial('w.example.com', {code: 403, message: 'no'}).toStatus()
+    assert.equal(unexplained.code, 403)
+    assert.equal('reason' in unexplained, false)
+    assert.equal(denial('w.example.com', {code: 422, reason: 'Invalid'}).toStatus().reason, 'Invalid')
   })
 
   it('the AdmissionReview carries subResource and namespace only when set', () => {
