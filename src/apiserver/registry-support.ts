@@ -1,7 +1,7 @@
 // What the generic registry (./registry.ts) is given and small helpers it shares: write and delete
 // options, its dependencies, the kind-specific hooks around writes, and object helpers.
 import type {AnyObject, KindDeclaration, RequestContext} from '../api/types.js'
-import {goNullsToZero} from '../machinery/go-json.js'
+import {goNullsToZero} from '../machinery/go-normalize.js'
 import {errors} from '../machinery/status.js'
 import type {Store} from '../storage/index.js'
 

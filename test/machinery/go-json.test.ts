@@ -6,7 +6,8 @@ import {lease} from '../../src/api/coordination/lease.js'
 import {pod} from '../../src/api/core/pod.js'
 import type {AnyObject, KindDeclaration, ObjectSchema} from '../../src/api/types.js'
 import {scanJsonText} from '../../src/machinery/field-validation.js'
-import {assertDecodes, base64ErrorOffset, decodeFailure, goDecodeError, goNullsToZero, rfc3339Error, timeParseError} from '../../src/machinery/go-json.js'
+import {assertDecodes, base64ErrorOffset, decodeFailure, goDecodeError, rfc3339Error, timeParseError} from '../../src/machinery/go-json.js'
+import {goNullsToZero} from '../../src/machinery/go-normalize.js'
 
 const sts = (containers: unknown[]) => ({spec: {template: {spec: {containers}}}})
 
