@@ -17,7 +17,7 @@ import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
 import type {ListParams} from './registry-list.js'
 import {dryRunParam, fieldManagerOf, fieldValidationParam, validateWriteOptions} from './write-options.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
-import {replicasFromScale, scaleTable, toScale} from './scale.js'
+import {replicasFromScale, SCALE_KIND, scaleTable, toScale} from './scale.js'
 import {scaleSchema} from '../machinery/protobuf-schemas.js'
 import {listMetaOf, listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
@@ -516,7 +516,7 @@ export class ResourceHandler {
     const warnings = (response as AnnotatedResponse)[WARNINGS] ?? []
     const strict = {validation, problems: {decoding: [] as string[], yaml: [] as string[]}, warnings}
     const text = raw.toString('utf8')
-    const scaleKind = {group: 'autoscaling', version: 'v1', kind: 'Scale'}
+    const scaleKind = SCALE_KIND
     // a Scale is decoded as Kubernetes decodes it: spec.replicas an int32 (400; a patch's result: 422)
     if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
       const scan = isJsonBody(request.headers['content-type']) ? scanJsonText(text) : undefined

@@ -17,6 +17,8 @@ import {parseResourceVersion, ResourceLister, type ListParams, type ListResult} 
 import {decodeStored, decodeStoredShared, encodeStored, rememberStored} from './stored-json.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
 import {beforeUpdate, updatedObject} from './registry-update.js'
+import {replicasFromScale, SCALE_KIND, toScale} from './scale.js'
+import {scaleSchema} from '../machinery/protobuf-schemas.js'
 import {
   addWarnings,
   bumpGeneration,
@@ -272,6 +274,15 @@ export class ResourceRegistry {
     return object
   }
 
+  /** An update's attributes; one through /scale is admitted as the autoscaling/v1 Scale it writes
+   *  (its kind, objects and schema), as Kubernetes' scale REST admits it. */
+  private updateAttributes(next: AnyObject, old: AnyObject, admit: {context: RequestContext; subresource: string}, dryRun: boolean | undefined): AdmissionAttributes {
+    const name = old.metadata!.name
+    if (admit.subresource !== 'scale') return this.admissionAttributes('UPDATE', next, old, name, admit.subresource, admit.context, dryRun)
+    const attributes = this.admissionAttributes('UPDATE', toScale(next), toScale(old), name, 'scale', admit.context, dryRun)
+    return {...attributes, kind: SCALE_KIND, declaration: {...this.declaration, schema: scaleSchema}}
+  }
+
   /** Kubernetes' admission.Attributes for a write of this kind. */
   admissionAttributes(
     operation: Operation,
@@ -388,8 +399,14 @@ export class ResourceRegistry {
   ): Promise<AnyObject | 'conflict'> {
     const pending = this.pendingValidation.get(next)
     const {admit} = options
-    const attributes = admit && this.admission ? this.admissionAttributes('UPDATE', next, old, old.metadata!.name, admit.subresource, admit.context, options.dryRun) : undefined
-    if (attributes && this.admission!.mutates) next = this.afterMutation(await this.admission!.admit(attributes))
+    const scaled = admit?.subresource === 'scale'
+    const attributes = admit && this.admission ? this.updateAttributes(next, old, admit, options.dryRun) : undefined
+    if (attributes && this.admission!.mutates) {
+      const admitted = await this.admission!.admit(attributes)
+      // a Scale's replicas are what a mutated Scale gives the object (in place: next is what was prepared)
+      if (scaled) next.spec = {...next.spec, replicas: replicasFromScale(admitted ?? {}, old.metadata!.name)}
+      else next = this.afterMutation(admitted)
+    }
     const finish = await this.hooks.beginUpdate?.(next, old, {dryRun: options.dryRun})
     let result: AnyObject | 'conflict' = 'conflict'
     try {
@@ -400,7 +417,7 @@ export class ResourceRegistry {
         if (!pending.subresource) addWarnings(pending.context, this.declaration.warningsOnUpdate?.(next, old, pending.context))
       }
       if (attributes) {
-        attributes.object = next
+        attributes.object = scaled ? toScale(next) : next
         await this.admission!.validate(attributes)
       }
       result = await this.writeUpdate(key, current, old, next, options)

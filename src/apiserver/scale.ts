@@ -7,6 +7,7 @@ import {errors} from '../machinery/status.js'
 import type {TableShape} from './views.js'
 
 export const SCALE_API_VERSION = 'autoscaling/v1'
+export const SCALE_KIND = {group: 'autoscaling', version: 'v1', kind: 'Scale'}
 
 /** kubectl's scaleColumnDefinitions and printScale: NAME (not marked as the name column), DESIRED, AVAILABLE, AGE. */
 export const scaleTable: TableShape = {

@@ -92,3 +92,49 @@ describe('mutating admission in Kubernetes\' place among the registry\'s steps',
     assert.equal(created.spec.podManagementPolicy, 'OrderedReady')
   })
 })
+
+describe('the scale subresource in admission', () => {
+  let dir: string
+  let store: SqliteStore
+  let registry: ResourceRegistry
+  const seen: {kind: string; objectKind?: string; replicas?: number; oldReplicas?: number}[] = []
+
+  before(() => {
+    dir = tempDir('orch-admission-scale-')
+    store = openSqliteStore({dataDir: dir})
+    registry = new ResourceRegistry(statefulSetDeclaration, {store, now: () => now, namespaceOf: async (name) => ({metadata: {name}})})
+    registry.admission = new AdmissionChain()
+      .addMutating({
+        name: 'cap',
+        admit: async (attributes) => {
+          if (attributes.subresource !== 'scale') return
+          const object = attributes.object as AnyObject
+          // a plugin that caps replicas at 4
+          if (object.spec.replicas > 4) object.spec.replicas = 4
+        },
+      })
+      .addValidating({
+        name: 'record',
+        validate: async (attributes) => {
+          if (attributes.subresource !== 'scale') return
+          seen.push({kind: attributes.kind.kind, objectKind: attributes.object?.kind, replicas: attributes.object?.spec?.replicas, oldReplicas: attributes.oldObject?.spec?.replicas})
+        },
+      })
+  })
+  after(async () => {
+    await store?.close()
+    rmSync(dir, {recursive: true, force: true})
+  })
+
+  it('"/scale is admitted as the autoscaling/v1 Scale it writes": kind, object and oldObject are Scales, and a mutated Scale\'s replicas are what is stored', async () => {
+    await registry.create('default', statefulSet('scaled-set'), ctx())
+    const scaled = await registry.guaranteedUpdate(
+      'default',
+      'scaled-set',
+      (current) => registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas: 9}}, '', ctx()),
+      {admit: {...ctx(), subresource: 'scale'}},
+    )
+    assert.equal(scaled.spec.replicas, 4, 'capped by the mutating plugin')
+    assert.deepEqual(seen, [{kind: 'Scale', objectKind: 'Scale', replicas: 4, oldReplicas: 1}])
+  })
+})
