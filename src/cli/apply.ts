@@ -15,7 +15,8 @@ import {isApiStatusError, type ResourceLocator, type RestClient} from '../client
 import {reportError, withSession, type ConnectOptions, type Session} from './connect.js'
 import {printable, sortKeys, toJson, toYaml, withTypeMeta} from './printers.js'
 import {UnknownResourceError, objectName, resourceForKind, type ResourceInfo} from './resources.js'
-import {isRecord, readManifests, type Manifest, type ManifestObject} from './manifests.js'
+import {readManifests, type Manifest, type ManifestObject} from './manifests.js'
+import {isPlainObject} from '../machinery/typed-value.js'
 
 // ---------- targets ----------
 
@@ -103,7 +104,7 @@ export function containsManifest(live: unknown, given: unknown): boolean {
   if (Array.isArray(given)) {
     return Array.isArray(live) && live.length === given.length && given.every((g, i) => containsManifest(live[i], g))
   }
-  if (isRecord(given)) return isRecord(live) && Object.entries(given).every(([key, value]) => containsManifest(live[key], value))
+  if (isPlainObject(given)) return isPlainObject(live) && Object.entries(given).every(([key, value]) => containsManifest(live[key], value))
   return live === given || sameQuantity(live, given)
 }
 

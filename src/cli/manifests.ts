@@ -9,6 +9,7 @@ import {join} from 'node:path'
 import * as yaml from 'js-yaml'
 import type {AnyObject} from '../api/types.js'
 import {loadAllYaml} from '../machinery/go-yaml.js'
+import {isPlainObject} from '../machinery/typed-value.js'
 
 /** An object as a manifest must give it: apiVersion, kind and a name at least. */
 export type ManifestObject = AnyObject & {apiVersion: string; kind: string; metadata: Record<string, any> & {name: string}}
@@ -151,10 +152,6 @@ function yamlProblem(error: unknown): string {
   return error.mark ? `line ${error.mark.line + 1}: ${error.reason}` : error.reason
 }
 
-export function isRecord(value: unknown): value is AnyObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /** The objects of one text: YAML documents or JSON values; empty documents skipped, kind List unpacked. */
 export function parseManifests(text: string, source: string): ManifestsRead {
   const decoded = /^\s*[{[]/.test(text) ? decodeJson(text, source) : decodeYaml(text, source)
@@ -162,7 +159,7 @@ export function parseManifests(text: string, source: string): ManifestsRead {
   const read: ManifestsRead = {manifests: [], errors: []}
   const add = (value: unknown, where: string) => {
     if (value === null || value === undefined) return
-    if (!isRecord(value)) {
+    if (!isPlainObject(value)) {
       read.errors.push(new ManifestError(`error parsing ${source}: ${where} is not an object`))
       return
     }
@@ -173,7 +170,7 @@ export function parseManifests(text: string, source: string): ManifestsRead {
     const missing = [
       typeof value.apiVersion === 'string' && value.apiVersion !== '' ? '' : 'apiVersion not set',
       typeof value.kind === 'string' && value.kind !== '' ? '' : 'kind not set',
-      isRecord(value.metadata) && typeof value.metadata.name === 'string' && value.metadata.name !== '' ? '' : 'metadata.name not set',
+      isPlainObject(value.metadata) && typeof value.metadata.name === 'string' && value.metadata.name !== '' ? '' : 'metadata.name not set',
     ].filter(Boolean)
     if (missing.length > 0) read.errors.push(new ManifestError(`error validating ${source}: ${where}: ${missing.join(', ')}`))
     else read.manifests.push({source, object: value as ManifestObject})

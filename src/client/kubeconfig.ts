@@ -13,6 +13,7 @@ import {homedir} from 'node:os'
 import {dirname, isAbsolute, join, resolve} from 'node:path'
 import * as yaml from 'js-yaml'
 import {loadYaml} from '../machinery/go-yaml.js'
+import {isPlainObject} from '../machinery/typed-value.js'
 
 /** What a client needs to reach the API server. Certificates and keys are PEM. */
 export interface ClientConfig {
@@ -119,10 +120,6 @@ export function defaultKubeconfigPath(home: string = homedir()): string {
   return join(home, '.orch', 'config')
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 const referenceFields = ['certificate-authority', 'client-certificate', 'client-key', 'tokenFile']
 
 /** A copy of an entry with its relative file references made absolute against its file's directory. */
@@ -146,11 +143,11 @@ function namedEntries<T>(path: string, doc: Record<string, unknown>, list: strin
   if (value === undefined || value === null) return out
   if (!Array.isArray(value)) throw new Error(`kubeconfig ${path}: "${list}" must be a list`)
   for (const entry of value) {
-    if (!isRecord(entry) || typeof entry.name !== 'string') {
+    if (!isPlainObject(entry) || typeof entry.name !== 'string') {
       throw new Error(`kubeconfig ${path}: every entry of "${list}" needs a name`)
     }
     const body = entry[field]
-    if (body !== undefined && body !== null && !isRecord(body)) {
+    if (body !== undefined && body !== null && !isPlainObject(body)) {
       throw new Error(`kubeconfig ${path}: ${list} "${entry.name}": "${field}" must be a mapping`)
     }
     out.set(entry.name, (body ?? {}) as T)
@@ -177,7 +174,7 @@ export function loadKubeconfig(path: string): Kubeconfig {
     throw new Error(`kubeconfig ${absolute} is not valid YAML: ${reason}`)
   }
   if (doc === undefined || doc === null) doc = {}
-  if (!isRecord(doc)) throw new Error(`kubeconfig ${absolute} must be a YAML mapping`)
+  if (!isPlainObject(doc)) throw new Error(`kubeconfig ${absolute} must be a YAML mapping`)
   const current = doc['current-context']
   return {
     path: absolute,
@@ -273,7 +270,7 @@ function impersonationOfUser(kubeconfig: Kubeconfig, name: string, user: Kubecon
   const groups = Array.isArray(user['as-groups']) ? user['as-groups'].map(String) : []
   const uid = typeof user['as-uid'] === 'string' ? user['as-uid'] : ''
   const extra: Record<string, string[]> = {}
-  if (isRecord(user['as-user-extra'])) {
+  if (isPlainObject(user['as-user-extra'])) {
     for (const [key, values] of Object.entries(user['as-user-extra'])) extra[key] = Array.isArray(values) ? values.map(String) : [String(values)]
   }
   const hasExtra = Object.keys(extra).length > 0
