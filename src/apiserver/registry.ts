@@ -103,6 +103,12 @@ export class ResourceRegistry {
     return decodeStored(kv)
   }
 
+  /** The object as stored now, or undefined when there is none. */
+  async getIfExists(namespace: string, name: string): Promise<AnyObject | undefined> {
+    const kv = await this.deps.store.get(this.key(namespace, name))
+    return kv ? decodeStored(kv) : undefined
+  }
+
   list(namespace: string, params: ListParams): Promise<ListResult> {
     return this.lister.list(this.prefix(namespace), this.selectors(params), params)
   }

@@ -230,12 +230,7 @@ export class ApiServer {
     const namespaces = this.registry('', 'namespaces')
     const cached = this.cachesSynced ? namespaces.cache.get(namespaces.key('', name))?.object : undefined
     if (cached) return cached
-    try {
-      return await namespaces.get('', name)
-    } catch (error) {
-      if ((error as {code?: number}).code === 404) return null
-      throw error
-    }
+    return (await namespaces.getIfExists('', name)) ?? null
   }
 
   /** Creates the system namespaces and the default ServiceCIDR on first start. */

@@ -21,7 +21,7 @@ import type {AnyObject} from '../api/types.js'
 import {canonicalIp, cidrContains, parseCidr, type Cidr} from '../machinery/ipnet.js'
 import type {Logger} from '../machinery/log.js'
 import type {ResourceRegistry} from './registry.js'
-import {listAtLeast, serviceName, storedObject, type RepairEvents, type ServiceSource} from './service-repair-support.js'
+import {listAtLeast, serviceName, type RepairEvents, type ServiceSource} from './service-repair-support.js'
 import {IP_FAMILY_LABEL, ipAddressFor, ipFamilyLabel, MANAGED_BY, MANAGED_BY_LABEL} from './service-ips.js'
 
 const SERVICE_ACTION = 'ClusterIPAllocation'
@@ -161,7 +161,7 @@ export class ClusterIPRepair {
   /** A Service IP with no IPAddress: created, once a fresh read confirms both still stand. */
   private async allocateMissing(service: AnyObject, ip: string): Promise<void> {
     const {ipAddresses, services, logger} = this.options
-    if ((await storedObject(ipAddresses, '', ip)) !== undefined) return
+    if ((await ipAddresses.getIfExists('', ip)) !== undefined) return
     const current = await services.get(service.metadata?.namespace ?? '', service.metadata?.name ?? '')
     if (!current || current.metadata?.uid !== service.metadata?.uid || !clusterIPs(current).includes(ip)) return
     const fam = ipFamilyLabel(ip)

@@ -126,17 +126,7 @@ export interface EventSink {
 export function serviceSource(services: ResourceRegistry, waitMs: number): ServiceSource {
   return {
     list: (atLeast) => listAtLeast(services, atLeast, waitMs),
-    get: (namespace, name) => storedObject(services, namespace, name),
-  }
-}
-
-/** The object as stored now, or undefined when there is none. */
-export async function storedObject(registry: ResourceRegistry, namespace: string, name: string): Promise<AnyObject | undefined> {
-  try {
-    return await registry.get(namespace, name)
-  } catch (error) {
-    if ((error as {code?: number}).code === 404) return undefined
-    throw error
+    get: (namespace, name) => services.getIfExists(namespace, name),
   }
 }
 
