@@ -173,8 +173,10 @@ export class Agent {
       }
       for (const dir of ROOT_DIRS) mkdirSync(join(s.rootDir, dir), {recursive: true, mode: 0o700})
       mkdirSync(s.certDir, {recursive: true, mode: 0o700})
-      await this.startRuntime()
+      // credentials first, as the kubelet builds its clients (and bootstraps) before the runtime: a
+      // missing --kubeconfig stops the agent before anything is started
       await this.connect()
+      await this.startRuntime()
       this.events = new AgentEvents({client: () => this.client, nodeName: s.nodeName, logger: this.logger.child({component: 'events'})})
       this.events.starting()
       if (s.enableServer) await this.startServer()

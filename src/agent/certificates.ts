@@ -160,7 +160,8 @@ export const SERVER_PAIR_FILE = 'agent-server-current.pem'
 /**
  * The client configuration the agent talks to the server with: the --kubeconfig when it works (its
  * certificate still valid), else a certificate obtained with the bootstrap kubeconfig. Undefined when
- * neither is given: standalone mode.
+ * neither is given: standalone mode. A --kubeconfig that does not exist, without a bootstrap
+ * kubeconfig to write it from, is an error.
  */
 export class ClientCertificateManager {
   private timer: NodeJS.Timeout | undefined
@@ -185,7 +186,12 @@ export class ClientCertificateManager {
       }
       logger.info('the kubeconfig certificate has expired: bootstrapping again', {kubeconfig: kubeconfigPath})
     }
-    if (!bootstrapKubeconfigPath) return undefined
+    if (!bootstrapKubeconfigPath) {
+      // the kubelet is standalone only without --kubeconfig: a kubeconfig named but missing (a typo)
+      // fails its client loading (bootstrap.LoadClientConfig) instead of quietly running standalone
+      if (kubeconfigPath) throw new Error(`unable to load kubeconfig: stat ${kubeconfigPath}: no such file or directory`)
+      return undefined
+    }
     if (!kubeconfigPath) throw new Error('--bootstrap-kubeconfig needs --kubeconfig: where to write the kubeconfig it obtains')
     const bootstrap = clientConfigFrom(bootstrapKubeconfigPath)
     const existing = readPair(this.pairPath)

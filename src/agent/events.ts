@@ -25,7 +25,7 @@ export interface AgentEventsOptions {
 }
 
 /** The kubelet's format.Pod: `name_namespace(uid)`. */
-function podName(pod: AnyObject): string {
+export function podName(pod: AnyObject): string {
   return `${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})`
 }
 

@@ -3,10 +3,11 @@
 import {hostname} from 'node:os'
 import {join, resolve} from 'node:path'
 import {Agent, type AgentSettings} from '../agent/agent.js'
-import {applyFlagOverrides, loadAgentConfiguration, printAgentConfiguration, type AgentConfiguration} from '../agent/config/load.js'
+import {applyFlagOverrides, loadAgentConfiguration, printAgentConfiguration, validateAgentConfiguration, type AgentConfiguration} from '../agent/config/load.js'
 import type {AnyObject} from '../api/types.js'
 import {quantityBytes} from '../agent/pods/log-rotation.js'
 import {parseDuration} from '../machinery/duration.js'
+import {FEATURES} from '../machinery/features.js'
 import {createLogger} from '../machinery/log.js'
 import {fail} from './fail.js'
 
@@ -37,12 +38,13 @@ export interface AgentFlags {
   v: number
 }
 
-/** `A=true,B=false` → {A: true, B: false}. */
+/** `A=true,B=false` → {A: true, B: false}; a gate nobody knows is refused with pflag's words, as by the kubelet. */
 export function parseGates(text: string): Record<string, boolean> {
   const gates: Record<string, boolean> = {}
   for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
     const match = /^([A-Za-z0-9]+)=(true|false)$/i.exec(part)
     if (!match) throw new Error(`--feature-gates: "${part}" is not Name=true|false`)
+    if (!Object.hasOwn(FEATURES, match[1])) throw new Error(`invalid argument "${text}" for "--feature-gates" flag: unrecognized feature gate: ${match[1]}`)
     gates[match[1]] = match[2].toLowerCase() === 'true'
   }
   return gates
@@ -150,7 +152,10 @@ export async function runAgentCommand(flags: AgentFlags, version: string): Promi
   let settings: AgentSettings
   try {
     const {config} = loadAgentConfiguration({configFile: flags.config, configDir: flags['config-dir']})
+    // flags over the defaulted files, then the checks (as the kubelet's kubeletConfigFlagPrecedence and
+    // ValidateKubeletConfiguration): a flag's 0s is not defaulted, it is refused
     const merged = applyFlagOverrides(config, flagOverrides(flags))
+    validateAgentConfiguration(merged)
     if (flags['print-config']) {
       process.stdout.write(printAgentConfiguration(merged))
       return

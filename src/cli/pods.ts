@@ -1,6 +1,7 @@
 // `orch pods --socket PATH`: the agent's local pod-info service (a UNIX socket, for the node's
 // administrator): a table NAMESPACE NAME UID PHASE IP, or the Pod objects as JSON or YAML; --watch
 // prints each change as it happens until interrupted; --uid one pod; --fields a field mask.
+import {resolve} from 'node:path'
 import {Client, credentials, Metadata, status as grpcStatus} from '@grpc/grpc-js'
 import {encodeFieldMask, FIELD_MASK_METADATA} from '../agent/podinfo/server.js'
 import {pod as podDeclaration} from '../api/core/pod.js'
@@ -60,7 +61,8 @@ function describeError(error: {code?: number; details?: string; message: string}
 }
 
 export async function runPods(options: PodsOptions): Promise<void> {
-  const client = new Client(`unix://${options.socket}`, credentials.createInsecure())
+  // `unix:` and an absolute path: `unix://` + a relative path would read its first step as an authority
+  const client = new Client(`unix:${resolve(options.socket)}`, credentials.createInsecure())
   const metadata = new Metadata()
   if (options.fields && options.fields.length > 0) metadata.set(FIELD_MASK_METADATA, encodeFieldMask(options.fields))
   const pass = (b: Buffer) => b

@@ -20,6 +20,7 @@ import {settingsFrom} from '../../src/cli/agent.js'
 import {CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, mirrorPodOf, podsFromManifest, StaticPodSource} from '../../src/agent/static-pods.js'
 import {renewalTime} from '../../src/agent/certificates.js'
 import {createLogger} from '../../src/machinery/log.js'
+import {runOrch} from '../support/server.js'
 
 const require = createRequire(import.meta.url)
 const unixDgram = require('unix-dgram') as {
@@ -265,6 +266,21 @@ describe('agent local files and sockets', () => {
     const root = await startAgent('files-off', {KubeletEnsureSecretPulledImages: false, InPlacePodVerticalScaling: false})
     for (const file of [...files, 'image_manager']) assert.equal(existsSync(join(root, file)), false, file)
     assert.equal(existsSync(join(root, 'pods')), true)
+  })
+})
+
+describe('agent credentials', () => {
+  it('a --kubeconfig that does not exist, without --bootstrap-kubeconfig, stops the agent with one line naming the file (not standalone mode), exit 1', async () => {
+    const missing = join(dir, 'no-such.kubeconfig')
+    const flags = {'root-dir': join(dir, 'kc-missing'), 'lock-file': join(dir, 'kc-missing.lock'), 'relist-period': '1s', 'print-config': false, v: 0, 'hostname-override': 'n', kubeconfig: missing}
+    const settings = {...settingsFrom(loadAgentConfiguration({}).config, flags, '0.1.0'), enableServer: false, staticPodPath: undefined, failSwapOn: false}
+    const agent = new Agent(settings, quiet, {})
+    await assert.rejects(agent.start(), {message: `unable to load kubeconfig: stat ${missing}: no such file or directory`})
+    assert.doesNotThrow(() => acquireLock(join(dir, 'kc-missing.lock')).release(), 'the failed start released its lock')
+    const result = await runOrch(['agent', '--kubeconfig', missing, '--root-dir', join(dir, 'kc-missing-cli'), '--lock-file', join(dir, 'kc-missing-cli.lock'), '--no-fail-swap-on', '--port', '0'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr, `error: agent cannot start: unable to load kubeconfig: stat ${missing}: no such file or directory\n`)
+    assert.doesNotMatch(result.stderr + result.stdout, /standalone/)
   })
 })
 

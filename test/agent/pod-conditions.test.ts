@@ -56,6 +56,22 @@ describe('pod conditions from the status', () => {
   })
 })
 
+describe('pod IPs in the status', () => {
+  it('a finished pod keeps the IPs it ran with once its sandbox is gone (the kubelet still reports them)', () => {
+    const previous = {podIP: '192.0.2.7', podIPs: [{ip: '192.0.2.7'}]}
+    const p = pod({restartPolicy: 'Never', containers: [{name: 'c', image: 'busybox'}]})
+    const finished = computePodStatus(p, view({failed: true, initialized: true}), previous, '2025-01-01T00:00:00Z', '10.0.0.1', new Date())
+    assert.equal(finished.phase, 'Failed')
+    assert.equal(finished.podIP, '192.0.2.7')
+    assert.deepEqual(finished.podIPs, [{ip: '192.0.2.7'}])
+    // a pod that is not finished shows only what its sandbox has now
+    const waiting = new Map([['c', {reason: 'ContainerCreating'}]])
+    const pending = computePodStatus(p, view({initialized: true, waiting}), previous, '2025-01-01T00:00:00Z', '10.0.0.1', new Date())
+    assert.equal(pending.phase, 'Pending')
+    assert.equal(pending.podIP, undefined)
+  })
+})
+
 describe('PodReadyToStartContainers on the process runtime', {timeout: 60_000}, () => {
   let harness: RuntimeHarness | undefined
   let dir: string

@@ -104,6 +104,17 @@ describe('pod-info gRPC', () => {
     await assert.rejects(unary('ListPods', {}, badPath), (e: any) => e.code === grpc.status.INVALID_ARGUMENT)
   })
 
+  it('a FieldMask path that names no field of the Pod is INVALID_ARGUMENT ("return an INVALID_ARGUMENT error if any path is unmappable")', async () => {
+    for (const path of ['spec.nosuch', 'nosuch', 'status.phase.more', 'spec.containers.name', 'metadata.labels.app']) {
+      const metadata = new grpc.Metadata()
+      metadata.set(FIELD_MASK_METADATA, encodeFieldMask(['metadata.name', path]))
+      await assert.rejects(unary('ListPods', {}, metadata), (e: any) => e.code === grpc.status.INVALID_ARGUMENT && e.details === `invalid field mask path "${path}": no such field in message Pod`, path)
+    }
+    const known = new grpc.Metadata()
+    known.set(FIELD_MASK_METADATA, encodeFieldMask(['metadata.labels', 'spec.containers', 'status.podIPs', 'status.containerStatuses']))
+    assert.equal((await unary('GetPod', {podUID: 'uid-web'}, known)).pod.spec.containers[0].name.length > 0, true)
+  })
+
   it('WatchPods streams each local change as it happens, with the mask applied', async () => {
     const metadata = new grpc.Metadata()
     metadata.set(FIELD_MASK_METADATA, encodeFieldMask(['metadata.uid', 'status.phase']))

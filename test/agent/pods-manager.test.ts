@@ -113,6 +113,12 @@ describe('pod lifecycle on the process runtime', {timeout: 120_000}, () => {
     assert.ok(statuses.get('crasher')!.some((s) => waitingReason(s) === 'CrashLoopBackOff'), 'CrashLoopBackOff while backing off')
   })
 
+  it('the CrashLoopBackOff message names the pod as the kubelet\'s format.Pod: `back-off <delay> restarting failed container=<c> pod=<name>_<namespace>(<uid>)`', async () => {
+    manager.upsertPod('api', pod('crashfmt', {containers: [{name: 'app', image: 'busybox', command: ['sh', '-c', 'exit 1']}]}))
+    const status = await waitForStatus('crashfmt', (s) => waitingReason(s) === 'CrashLoopBackOff')
+    assert.match(status.containerStatuses[0].state.waiting.message, /^back-off \d+s restarting failed container=app pod=crashfmt_test\(uid-crashfmt\)$/)
+  })
+
   it('restartPolicy Never: exit 3 ends the pod Failed; OnFailure with exit 0 ends it Succeeded', async () => {
     manager.upsertPod('api', pod('never', {restartPolicy: 'Never', containers: [{name: 'app', image: 'busybox', command: ['sh', '-c', 'exit 3']}]}))
     manager.upsertPod('api', pod('onfailure', {restartPolicy: 'OnFailure', containers: [{name: 'app', image: 'busybox', command: ['true']}]}))

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {basename, dirname, join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {startPodInfoServer, type PodInfoServer, type PodSource} from '../../src/agent/podinfo/server.js'
 import type {AnyObject} from '../../src/api/types.js'
@@ -52,6 +52,21 @@ describe('orch pods --socket', () => {
     const nowhere = await runOrch(['pods', '--socket', join(dir, 'absent.sock')])
     assert.equal(nowhere.code, 1)
     assert.match(nowhere.stderr, /^error: cannot reach the agent's pod-info socket/)
+  })
+
+  it('--socket takes a relative path (its first step is not an authority); --fields naming no Pod field is one error line and exit 1', async () => {
+    const child = spawn(process.execPath, [orchBin, 'pods', '--socket', join(basename(dir), 'agent.sock')], {cwd: dirname(dir), stdio: ['ignore', 'pipe', 'pipe']})
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (c) => (out += c))
+    child.stderr.on('data', (c) => (err += c))
+    const code = await new Promise((r) => child.once('exit', r))
+    assert.equal(code, 0, err)
+    assert.match(out, /uid-web\s+Running/)
+    const unknown = await runOrch(['pods', '--socket', server.socketPath, '--fields', 'metadata.name,spec.nosuch'])
+    assert.equal(unknown.code, 1)
+    assert.equal(unknown.stdout, '')
+    assert.equal(unknown.stderr, 'error: invalid field mask path "spec.nosuch": no such field in message Pod\n')
   })
 
   it('--watch prints each change live until interrupted', async () => {

@@ -33,6 +33,7 @@ describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000},
   let server: OrchServer
   let agent: RunningAgent
   let api: (method: string, path: string, body?: unknown) => Promise<HttpResult>
+  let config: string
 
   before(async () => {
     containerd = await startContainerd()
@@ -40,7 +41,7 @@ describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000},
     api = (method, path, body) => call(server.url, method, path, body)
     // the endpoint goes in a configuration file, not on the command line: the containerd harness
     // kills whatever names its socket in its argv (the shims) when containerd stops
-    const config = join(tempDir('orch-agent-containerd-'), 'agent.yaml')
+    config = join(tempDir('orch-agent-containerd-'), 'agent.yaml')
     writeFileSync(config, `apiVersion: agent.config.orch.io/v1beta1\nkind: AgentConfiguration\ncontainerRuntimeEndpoint: ${containerd.endpoint}\nnodeStatusUpdateFrequency: 1s\n`)
     agent = await startAgent({server, args: ['--config', config]})
   })
@@ -128,6 +129,42 @@ describe('orch agent on containerd', {skip: missing ?? false, timeout: 240_000},
   it('deleting the pod stops the container and the pod goes from the API', async () => {
     assert.equal((await api('DELETE', '/api/v1/namespaces/default/pods/web')).status, 200)
     await waitForPod('web', (p) => p === undefined, 60_000)
+  })
+
+  it('After an agent restart on containerd, a Succeeded restartPolicy Never pod is not synced to run again: no SandboxChanged, no new sandbox, the same container', async () => {
+    const created = await api('POST', '/api/v1/namespaces/default/pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {name: 'once'},
+      spec: {nodeName: agent.nodeName, hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 2, containers: [{name: 'app', image: containerd.image, imagePullPolicy: 'Never', command: ['sleep', '0']}]},
+    })
+    assert.equal(created.status, 201, created.text)
+    const done = await waitForPod('once', (p) => p?.status?.phase === 'Succeeded')
+    const cri = new CriClient({endpoint: containerd.endpoint, timeoutMs: 10_000})
+    try {
+      const sandboxes = async (): Promise<string[]> => (await cri.listPodSandbox({labelSelector: {'io.orch.pod.uid': created.json.metadata.uid}})).map((s) => s.id).sort()
+      const before = await sandboxes()
+      await agent.stop()
+      agent = await startAgent({rootDir: agent.rootDir, nodeName: agent.nodeName, server, args: ['--config', config]})
+      // a pod created after the restart runs: the restarted agent has synced the pods bound to it
+      await api('POST', '/api/v1/namespaces/default/pods', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {name: 'later'},
+        spec: {nodeName: agent.nodeName, hostNetwork: true, terminationGracePeriodSeconds: 0, containers: [{name: 'app', image: containerd.image, imagePullPolicy: 'Never', command: ['sleep', '3600']}]},
+      })
+      await waitForPod('later', (p) => p?.status?.phase === 'Running')
+      assert.doesNotMatch(agent.logs(), /started pod sandbox.*pod=default\/once\b/)
+      assert.deepEqual(await sandboxes(), before, 'no new sandbox')
+      const events = (await api('GET', `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent('involvedObject.name=once')}`)).json.items
+      assert.deepEqual(events.filter((e: any) => e.reason === 'SandboxChanged'), [])
+      const now = (await api('GET', '/api/v1/namespaces/default/pods/once')).json
+      assert.equal(now.status.phase, 'Succeeded')
+      assert.equal(now.status.containerStatuses[0].containerID, done.status.containerStatuses[0].containerID)
+      await api('DELETE', '/api/v1/namespaces/default/pods/later?gracePeriodSeconds=0')
+    } finally {
+      cri.close()
+    }
   })
 
   it('a crashed runtime is reported in the Ready condition, not by exiting', async () => {

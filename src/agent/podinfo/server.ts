@@ -3,12 +3,14 @@
 // (NOT_FOUND when unknown). Answers come from the agent's own cache, so they keep coming while the
 // server is unreachable; until the agent's first sync every method is FAILED_PRECONDITION. A
 // google.protobuf.FieldMask in the binary metadata entry `orch-field-mask-bin` limits the Pod fields
-// returned (JSON paths such as `status.phase`); a mask that cannot be read is INVALID_ARGUMENT.
+// returned (JSON paths such as `status.phase`); a mask that cannot be read, or a path that names no
+// field of the Pod message, is INVALID_ARGUMENT (as google.protobuf.FieldMask asks of an API: "return
+// an INVALID_ARGUMENT error if any path is unmappable").
 import {chmodSync, mkdirSync, rmSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {Server, ServerCredentials, status, type Metadata, type ServiceDefinition} from '@grpc/grpc-js'
 import {pod as podDeclaration} from '../../api/core/pod.js'
-import type {AnyObject} from '../../api/types.js'
+import type {AnyObject, Field} from '../../api/types.js'
 import {encodeMessage} from '../../machinery/protobuf.js'
 import {LEN, Reader, Writer} from '../../machinery/protobuf-wire.js'
 
@@ -39,8 +41,25 @@ export function decodeFieldMask(bytes: Uint8Array): string[] {
   }
   for (const path of paths) {
     if (!/^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*$/.test(path)) throw new MaskError(`malformed field mask path ${JSON.stringify(path)}`)
+    if (!mappable(path)) throw new MaskError(`invalid field mask path ${JSON.stringify(path)}: no such field in message Pod`)
   }
   return paths
+}
+
+/**
+ * Whether a path names a field of the Pod message: each step a field of the message before it, and
+ * every step but the last a singular message (a FieldMask does not reach into lists or maps).
+ */
+function mappable(path: string): boolean {
+  let fields: Record<string, Field> | undefined = podDeclaration.schema.fields
+  const keys = path.split('.')
+  for (const [index, key] of keys.entries()) {
+    const field: Field | undefined = fields && Object.hasOwn(fields, key) ? fields[key] : undefined
+    if (!field) return false
+    if (index === keys.length - 1) return true
+    fields = field.type === 'object' ? field.fields : undefined
+  }
+  return false
 }
 
 export function encodeFieldMask(paths: string[]): Buffer {

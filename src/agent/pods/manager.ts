@@ -15,13 +15,12 @@ import {objectKey} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
 import type {CriClient} from '../cri/client.js'
 import type {Container, DeepPartial, PodSandbox, PodSandboxConfig} from '../cri/types.js'
-import type {AgentEvents} from '../events.js'
+import {podName, type AgentEvents} from '../events.js'
 import {cgroupReading, hostCapacity, internalIP, type CgroupReading} from '../host.js'
 import {
   ContainerConfigError,
   LABEL_CONTAINER_KIND,
   LABEL_CONTAINER_NAME,
-  LABEL_POD_UID,
   containerConfig,
   sandboxConfig,
   type ConfigContext,
@@ -31,10 +30,13 @@ import {criMessage, ensureImage, type Backoff, type ImageDependencies} from './i
 import {ImagePuller} from './image-puller.js'
 import {ContainerLogRotator, type LogRotationOptions} from './log-rotation.js'
 import {removePodDirectories} from './pod-dirs.js'
-import {byAttempt, PodViews} from './pod-view.js'
+import {byAttempt, PodViews, relistSignatures} from './pod-view.js'
 import {Prober} from './prober.js'
-import {removeOrphanedPods, startSandbox} from './runtime-pods.js'
+import {isSidecar, nextInitStep, sidecarsOf} from './sidecars.js'
+import {removeOrphanedPods, sandboxBackoffRemainingMs, startSandbox} from './runtime-pods.js'
 import {PodResourceState, PullRecords} from './state-files.js'
+import {adoptedInitialized, checkActiveDeadline, completed, gracePeriodSeconds, isTerminalPhase, type DeadlineState, restartCountFromLogDir, stopFinishedPod} from './pod-lifecycle.js'
+import {podLogDirectory} from './pod-dirs.js'
 import {computePodStatus, rfc3339, type ContainerInstance, type PodView, type Waiting} from './status.js'
 
 export interface PodManagerOptions {
@@ -70,7 +72,7 @@ export interface PodManagerOptions {
   now?: () => Date
 }
 
-interface PodEntry {
+interface PodEntry extends DeadlineState {
   pod: AnyObject
   source: string
   /** gone from its source: terminate, then forget */
@@ -83,6 +85,8 @@ interface PodEntry {
   failed: boolean
   terminated: boolean
   terminatedReported: boolean
+  /** synced at least once since the agent started (adoption of what the runtime kept is done) */
+  adopted: boolean
   view?: PodView
   dirty: boolean
   worker?: Promise<void>
@@ -214,7 +218,7 @@ export class PodManager {
     this.stopped = true
     await this.prober.stop()
     if (this.relistTimer) clearTimeout(this.relistTimer)
-    for (const entry of this.entries.values()) if (entry.timer) clearTimeout(entry.timer)
+    for (const entry of this.entries.values()) for (const timer of [entry.timer, entry.deadline?.timer]) if (timer) clearTimeout(timer)
     await Promise.all([...this.entries.values()].map((entry) => entry.worker))
   }
 
@@ -241,12 +245,14 @@ export class PodManager {
         source,
         removed: false,
         startTime: pod.status?.startTime ?? rfc3339(BigInt(this.now().getTime()) * 1_000_000n)!,
+        startMs: pod.status?.startTime ? Date.parse(pod.status.startTime) : this.now().getTime(),
         waiting: new Map(),
         backoff: new Map(),
         initialized: false,
         failed: false,
         terminated: false,
         terminatedReported: false,
+        adopted: false,
         dirty: false,
       })
     }
@@ -287,6 +293,7 @@ export class PodManager {
           // its containers are removed with its sandboxes: its volumes and logs go too
           this.persist('pod directories', () => removePodDirectories(this.options.rootDir, entry.pod))
           if (entry.timer) clearTimeout(entry.timer)
+          if (entry.deadline) clearTimeout(entry.deadline.timer)
           return
         }
       }
@@ -321,27 +328,24 @@ export class PodManager {
     }
     const {sandboxes, containers} = await this.runtimeOf(uid)
     const view = await this.viewOf(entry, sandboxes, containers)
-    const finished = entry.failed || this.completed(entry, view)
+    if (!entry.adopted) {
+      // what a previous agent left in the runtime (containerd keeps it): past the init containers?
+      entry.adopted = true
+      if (!entry.initialized && adoptedInitialized(entry.pod, view)) entry.initialized = true
+    }
+    // a pod in a terminal phase (in the API or in the agent's status) never runs again
+    const terminal = isTerminalPhase(entry.pod.status?.phase) || isTerminalPhase(entry.status?.phase)
+    if (!terminal) checkActiveDeadline(entry, this.now().getTime(), this.options.events, () => this.wake(uid))
+    const finished = terminal || entry.evicted !== undefined || entry.failed || completed(entry.pod, entry.initialized, view)
     if (!finished) await this.reconcile(uid, entry, sandboxes, view)
     else {
       // a finished pod keeps its containers (their exit codes) but not its sandbox
-      for (const sandbox of sandboxes) if (sandbox.state === 'SANDBOX_READY') await this.options.cri.stopPodSandbox(sandbox.id)
-      view.sandboxReady = false
+      if (await stopFinishedPod(this.options.cri, this.options.events, entry.pod, sandboxes, containers, gracePeriodSeconds(entry.pod))) {
+        await this.viewOf(entry, sandboxes, (await this.runtimeOf(uid)).containers)
+      }
+      entry.view!.sandboxReady = false
     }
     await this.updateStatus(uid, entry)
-  }
-
-  /** Every app container exited for good (restartPolicy Never, or OnFailure with exit 0 everywhere). */
-  private completed(entry: PodEntry, view: PodView): boolean {
-    const policy = entry.pod.spec?.restartPolicy ?? 'Always'
-    if (policy === 'Always' || !entry.initialized) return false
-    const specs: AnyObject[] = entry.pod.spec?.containers ?? []
-    return specs.every((spec) => {
-      const instance = view.latest.get(spec.name)
-      const status = instance?.status
-      if (!instance || (status?.state ?? instance.container.state) !== 'CONTAINER_EXITED') return false
-      return policy === 'Never' || (status?.exitCode ?? 0) === 0
-    })
   }
 
   private runtimeOf(uid: string): Promise<{sandboxes: PodSandbox[]; containers: Container[]}> {
@@ -361,9 +365,15 @@ export class PodManager {
     const attempt = sandboxes.length > 0 ? Math.max(...sandboxes.map((s) => s.metadata?.attempt ?? 0)) + 1 : 0
     const podSandboxConfig = sandboxConfig(entry.pod, sandbox?.metadata?.attempt ?? attempt, this.context)
     if (!sandbox) {
+      // backing off after a failed start: nothing is killed or re-created (nor announced) before it ends
+      const backingOff = sandboxBackoffRemainingMs(entry)
+      if (backingOff > 0) {
+        this.wakeLater(uid, entry, backingOff)
+        return
+      }
       // a new sandbox means the old containers are gone with the old one
       for (const instance of view.latest.values()) {
-        if ((instance.status?.state ?? instance.container.state) === 'CONTAINER_RUNNING') await cri.stopContainer(instance.container.id, 0)
+        if ((instance.status?.state ?? instance.container.state) === 'CONTAINER_RUNNING') await cri.stopContainer(instance.container.id, 0).catch(() => undefined)
       }
       if (sandboxes.length > 0) this.options.events?.sandboxChanged(entry.pod)
       const started = await startSandbox({cri, logger: this.options.logger, backoffPeriodMs: this.backoffInitial, events: this.options.events}, uid, entry, podSandboxConfig)
@@ -378,44 +388,37 @@ export class PodManager {
     const current = entry.view!
     const policy = entry.pod.spec?.restartPolicy ?? 'Always'
     // init containers, one after another, each to a zero exit
-    const inits: AnyObject[] = entry.pod.spec?.initContainers ?? []
     if (!entry.initialized) {
-      for (const spec of inits) {
-        const instance = current.latest.get(spec.name)
-        const state = instance?.status?.state ?? instance?.container.state
-        if (instance && state === 'CONTAINER_EXITED' && (instance.status?.exitCode ?? 0) === 0) continue
-        if (instance && (state === 'CONTAINER_RUNNING' || state === 'CONTAINER_CREATED')) {
-          if (state === 'CONTAINER_CREATED') await this.startCreated(entry, spec, instance)
-          return
-        }
-        if (instance && state === 'CONTAINER_EXITED') {
-          if (policy === 'Never') {
-            entry.failed = true
-            return
-          }
-          await this.restart(uid, entry, spec, 'init', instance, sandbox.id, podSandboxConfig)
-          return
-        }
-        await this.createAndStart(uid, entry, spec, 'init', 0, sandbox.id, podSandboxConfig)
-        return
-      }
+      const step = nextInitStep(entry.pod, current, this.prober.update(uid, entry.pod, current))
+      if (step.action === 'fail') entry.failed = true
+      else if (step.action === 'start') await this.startCreated(entry, step.spec, step.instance)
+      else if (step.action === 'restart') await this.restart(uid, entry, step.spec, 'init', step.instance, sandbox.id, podSandboxConfig)
+      else if (step.action === 'create') await this.createAndStart(uid, entry, step.spec, 'init', this.firstAttempt(entry, step.spec), sandbox.id, podSandboxConfig)
+      if (step.action !== 'done') return
       entry.initialized = true
       current.initialized = true
     }
-    for (const spec of entry.pod.spec?.containers ?? []) {
+    // the sidecars keep running beside the app containers: restarted whenever they exit
+    for (const spec of [...sidecarsOf(entry.pod), ...(entry.pod.spec?.containers ?? [])]) {
       const instance = current.latest.get(spec.name)
       const state = instance?.status?.state ?? instance?.container.state
-      if (!instance) await this.createAndStart(uid, entry, spec, 'app', 0, sandbox.id, podSandboxConfig)
+      const [kind, restartPolicy] = isSidecar(spec) ? (['init', 'Always'] as const) : (['app', policy] as const)
+      if (!instance) await this.createAndStart(uid, entry, spec, kind, this.firstAttempt(entry, spec), sandbox.id, podSandboxConfig)
       else if (state === 'CONTAINER_CREATED') await this.startCreated(entry, spec, instance)
       else if (state === 'CONTAINER_EXITED') {
         const exitCode = instance.status?.exitCode ?? 0
-        if (policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0)) await this.restart(uid, entry, spec, 'app', instance, sandbox.id, podSandboxConfig)
+        if (restartPolicy === 'Always' || (restartPolicy === 'OnFailure' && exitCode !== 0)) await this.restart(uid, entry, spec, kind, instance, sandbox.id, podSandboxConfig)
       } else if (state === 'CONTAINER_RUNNING') {
         entry.waiting.delete(spec.name)
         // a failed liveness or startup probe: stopped now, restarted (per restartPolicy) by the next round
         if (await this.prober.killIfUnhealthy(uid, spec, instance.container.id)) this.wake(uid)
       }
     }
+  }
+
+  /** The attempt of a container the runtime has no instance of: its restart count from its log directory. */
+  private firstAttempt(entry: PodEntry, spec: AnyObject): number {
+    return restartCountFromLogDir(join(podLogDirectory(this.options.rootDir, entry.pod), spec.name))
   }
 
   private async startCreated(entry: PodEntry, spec: AnyObject, instance: ContainerInstance): Promise<void> {
@@ -437,7 +440,7 @@ export class PodManager {
     if (backoff && now - backoff.until > 2 * this.backoffMax) entry.backoff.delete(key)
     const current = entry.backoff.get(key)
     if (current && now < current.until) {
-      entry.waiting.set(spec.name, {reason: 'CrashLoopBackOff', message: `back-off ${Math.round(current.delay / 1000)}s restarting failed container=${spec.name} pod=${objectKey(entry.pod)}`})
+      entry.waiting.set(spec.name, {reason: 'CrashLoopBackOff', message: `back-off ${Math.round(current.delay / 1000)}s restarting failed container=${spec.name} pod=${podName(entry.pod)}`})
       this.options.events?.restartBackOff(entry.pod, spec.name)
       this.wakeLater(uid, entry, current.until - now)
       return
@@ -498,14 +501,9 @@ export class PodManager {
 
   // ------------------------------------------------------------------------------------ stopping
 
-  private gracePeriodSeconds(pod: AnyObject): number {
-    const grace = pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30
-    return Math.max(0, Number(grace))
-  }
-
   private async terminate(uid: string, entry: PodEntry): Promise<void> {
     const cri = this.options.cri
-    const grace = this.gracePeriodSeconds(entry.pod)
+    const grace = gracePeriodSeconds(entry.pod)
     this.prober.removePod(uid)
     const {sandboxes, containers} = await this.runtimeOf(uid)
     const running = containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')
@@ -536,8 +534,9 @@ export class PodManager {
     view.initialized = entry.initialized
     view.failed = entry.failed
     view.terminated = entry.terminated
+    view.evicted = entry.evicted
     view.probed = this.prober.update(uid, entry.pod, view)
-    const status = computePodStatus(entry.pod, view, entry.status, entry.startTime, this.context.hostIP, this.now())
+    const status = computePodStatus(entry.pod, view, entry.status ?? entry.pod.status, entry.startTime, this.context.hostIP, this.now())
     if (JSON.stringify(status) === JSON.stringify(entry.status)) return
     entry.status = status
     const pod = this.withStatus(entry)
@@ -586,13 +585,7 @@ export class PodManager {
   private async relist(): Promise<void> {
     this.loopEnteredAt = this.now().getTime()
     const [sandboxes, containers] = await Promise.all([this.options.cri.listPodSandbox(), this.options.cri.listContainers()])
-    const signatures = new Map<string, string>()
-    const add = (uid: string | undefined, part: string): void => {
-      if (!uid) return
-      signatures.set(uid, `${signatures.get(uid) ?? ''}|${part}`)
-    }
-    for (const sandbox of sandboxes) add(sandbox.labels?.[LABEL_POD_UID], `${sandbox.id}:${sandbox.state}`)
-    for (const container of containers) add(container.labels?.[LABEL_POD_UID], `${container.id}:${container.state}`)
+    const signatures = relistSignatures(sandboxes, containers)
     for (const [uid, signature] of signatures) {
       if (this.relistSignatures.get(uid) !== signature) this.wake(uid)
     }

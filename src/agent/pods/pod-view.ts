@@ -12,6 +12,18 @@ import type {ContainerInstance, PodView, Waiting} from './status.js'
 export const byAttempt = (a: Container, b: Container): number =>
   (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0) || Number(BigInt(a.createdAt) - BigInt(b.createdAt))
 
+/** The PLEG's view of the runtime: per pod UID, its sandboxes' and containers' ids and states. */
+export function relistSignatures(sandboxes: PodSandbox[], containers: Container[]): Map<string, string> {
+  const signatures = new Map<string, string>()
+  const add = (uid: string | undefined, part: string): void => {
+    if (!uid) return
+    signatures.set(uid, `${signatures.get(uid) ?? ''}|${part}`)
+  }
+  for (const sandbox of sandboxes) add(sandbox.labels?.[LABEL_POD_UID], `${sandbox.id}:${sandbox.state}`)
+  for (const container of containers) add(container.labels?.[LABEL_POD_UID], `${container.id}:${container.state}`)
+  return signatures
+}
+
 /** What of a pod's own state the view carries along. */
 export interface PodViewState {
   pod: AnyObject

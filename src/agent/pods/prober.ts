@@ -18,6 +18,7 @@ import type {Logger} from '../../machinery/log.js'
 import {isCriError, type CriClient} from '../cri/client.js'
 import type {AgentEvents} from '../events.js'
 import type {PodView} from './status.js'
+import {isSidecar, sidecarsOf} from './sidecars.js'
 
 export type ProbeType = 'Startup' | 'Liveness' | 'Readiness'
 type Result = 'Success' | 'Failure' | 'Unknown'
@@ -86,7 +87,7 @@ export class Prober {
       let entry = this.pods.get(uid)
       if (!entry) {
         const workers: Worker[] = []
-        for (const container of pod.spec?.containers ?? []) {
+        for (const container of [...sidecarsOf(pod), ...(pod.spec?.containers ?? [])]) {
           for (const type of ['Startup', 'Liveness', 'Readiness'] as const) {
             const probe = container[FIELDS[type]]
             if (probe) workers.push({type, container, probe, startedAtMs: 0, result: INITIAL[type], resultRun: 0, onHold: false, killed: false, active: false})
@@ -144,7 +145,7 @@ export class Prober {
     if (!entry || !worker) return false
     worker.killed = true
     const pod = entry.pod
-    const restart = (pod.spec?.restartPolicy ?? 'Always') !== 'Never'
+    const restart = isSidecar(container) || (pod.spec?.restartPolicy ?? 'Always') !== 'Never'
     const message = `Container ${container.name} failed ${worker.type.toLowerCase()} probe${restart ? ', will be restarted' : ''}`
     this.options.events?.killing(pod, container.name, message)
     const grace = Math.max(MINIMUM_GRACE_SECONDS, seconds(worker.probe.terminationGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds, 30))

@@ -14,6 +14,12 @@ import {removeOrphanedPodDirectories} from './pod-dirs.js'
 /** the key of the sandbox start back-off in a pod's back-offs */
 const SANDBOX_BACKOFF = 'sandbox'
 
+/** How long the sandbox start of the pod still backs off after a failure (0: it may start now). */
+export function sandboxBackoffRemainingMs(entry: {backoff: Map<string, Backoff>}): number {
+  const backoff = entry.backoff.get(SANDBOX_BACKOFF)
+  return backoff ? Math.max(0, backoff.until - Date.now()) : 0
+}
+
 /**
  * RunPodSandbox, unless a failed start is backing off (as the kubelet's pod worker backs off after a
  * sync error: backOffPeriod, with up to half of it again as jitter): a failure leaves the containers

@@ -4,6 +4,8 @@
 import type {AnyObject} from '../../api/types.js'
 import {formatTime} from '../../machinery/managed-fields.js'
 import type {Container, ContainerStatus} from '../cri/types.js'
+import {isTerminalPhase, mergePhase} from './pod-lifecycle.js'
+import {isSidecar} from './sidecars.js'
 
 /** One instance of a container as the runtime has it, with its detailed status when fetched. */
 export interface ContainerInstance {
@@ -30,6 +32,8 @@ export interface PodView {
   failed: boolean
   /** the pod's deletion stopped everything */
   terminated: boolean
+  /** a pod sync handler says the pod is Failed (activeDeadlineSeconds: reason DeadlineExceeded) */
+  evicted?: {phase: 'Failed'; reason: string; message: string}
   runtimeName: string
   /** the probes' say on a running container (src/agent/pods/prober.ts); none: started and ready once it runs */
   probed?: (name: string, containerId: string) => {started: boolean; ready: boolean}
@@ -57,11 +61,16 @@ function terminatedState(instance: ContainerInstance, runtimeName: string): AnyO
   }
 }
 
-function containerStatus(spec: AnyObject, view: PodView, initPending: boolean, isInit: boolean): AnyObject {
+function containerStatus(spec: AnyObject, view: PodView, initPending: boolean, isInit: boolean, old: AnyObject | undefined): AnyObject {
   const latest = view.latest.get(spec.name)
   const previous = view.previous.get(spec.name)
   const waiting = view.waiting.get(spec.name)
-  const out: AnyObject = {name: spec.name, image: spec.image, imageID: '', ready: false, started: false, restartCount: latest?.container.metadata?.attempt ?? 0}
+  // the runtime has no instance (it lost them: an agent restart on the process runtime): the kubelet's
+  // convertToAPIContainerStatuses keeps a terminated old status, else its restartCount and lastState
+  if (!latest && old?.containerID) {
+    if (old.state?.terminated && !waiting) return structuredClone(old)
+  }
+  const out: AnyObject = {name: spec.name, image: spec.image, imageID: '', ready: false, started: false, restartCount: latest?.container.metadata?.attempt ?? (old?.restartCount ?? 0)}
   if (latest) {
     out.containerID = `${view.runtimeName}://${latest.container.id}`
     out.imageID = latest.status?.imageRef || latest.container.imageRef || ''
@@ -69,8 +78,9 @@ function containerStatus(spec: AnyObject, view: PodView, initPending: boolean, i
   const state = latest?.status?.state ?? latest?.container.state
   if (latest && state === 'CONTAINER_RUNNING' && !view.terminated) {
     out.state = {running: {startedAt: rfc3339(latest.status?.startedAt)}}
-    const probed = isInit ? undefined : view.probed?.(spec.name, latest.container.id)
-    out.ready = !isInit && (probed?.ready ?? true)
+    // a sidecar (restartable init container) is probed, and is ready, as an app container is
+    const probed = isInit && !isSidecar(spec) ? undefined : view.probed?.(spec.name, latest.container.id)
+    out.ready = (!isInit || isSidecar(spec)) && (probed?.ready ?? true)
     out.started = probed?.started ?? true
     if (previous) out.lastState = terminatedState(previous, view.runtimeName)
   } else if (latest && (state === 'CONTAINER_EXITED' || view.terminated) && !waiting) {
@@ -82,6 +92,7 @@ function containerStatus(spec: AnyObject, view: PodView, initPending: boolean, i
     // waiting to restart: the exited instance is the last state
     if (latest && state === 'CONTAINER_EXITED') out.lastState = terminatedState(latest, view.runtimeName)
     else if (previous) out.lastState = terminatedState(previous, view.runtimeName)
+    else if (!latest && old?.lastState?.terminated) out.lastState = structuredClone(old.lastState)
   }
   if (!out.lastState) out.lastState = {}
   return out
@@ -136,16 +147,19 @@ const goList = (names: string[]): string => `[${names.join(' ')}]`
 
 export function computePodStatus(pod: AnyObject, view: PodView, previous: AnyObject | undefined, startTime: string, hostIP: string, now: Date): AnyObject {
   const nowText = formatTime(now)
+  const old = (list: AnyObject[] | undefined, name: string): AnyObject | undefined => list?.find((s) => s.name === name)
   const initContainers: AnyObject[] = pod.spec?.initContainers ?? []
-  const initStatuses = initContainers.map((c) => containerStatus(c, view, !view.initialized, true))
-  const statuses = (pod.spec?.containers ?? []).map((c: AnyObject) => containerStatus(c, view, !view.initialized, false))
-  const phase = phaseOf(pod, statuses, view)
-  const allReady = statuses.length > 0 && statuses.every((s: AnyObject) => s.ready)
-  const finished = phase === 'Succeeded' || phase === 'Failed'
+  const initStatuses = initContainers.map((c) => containerStatus(c, view, !view.initialized, true, old(previous?.initContainerStatuses, c.name)))
+  const statuses = (pod.spec?.containers ?? []).map((c: AnyObject) => containerStatus(c, view, !view.initialized, false, old(previous?.containerStatuses, c.name)))
+  const phase = mergePhase({phase: phaseOf(pod, statuses, view)}, previous, pod.status)
+  if (view.evicted) Object.assign(phase, view.evicted)
+  const sidecarStatuses = initStatuses.filter((s, i) => isSidecar(initContainers[i]))
+  const allReady = statuses.length > 0 && [...sidecarStatuses, ...statuses].every((s: AnyObject) => s.ready)
+  const finished = isTerminalPhase(phase.phase)
   // the kubelet's Generate*Condition: Initialized is True without init containers; not ready names the containers
-  const incomplete = initStatuses.filter((s) => !(s.state.terminated && s.state.terminated.exitCode === 0)).map((s) => s.name as string)
+  const incomplete = initStatuses.filter((s, i) => (isSidecar(initContainers[i]) ? !s.started : !(s.state.terminated && s.state.terminated.exitCode === 0))).map((s) => s.name as string)
   const initialized = initContainers.length === 0 || view.initialized || incomplete.length === 0
-  const unready = statuses.filter((s: AnyObject) => !s.ready).map((s: AnyObject) => s.name as string)
+  const unready = [...sidecarStatuses, ...statuses].filter((s: AnyObject) => !s.ready).map((s: AnyObject) => s.name as string)
   const readyMessage = finished || unready.length === 0 ? undefined : `containers with unready status: ${goList(unready)}`
   const conditions = [
     condition(previous?.conditions, 'PodReadyToStartContainers', view.sandboxReady === true && !view.terminated, nowText),
@@ -155,7 +169,9 @@ export function computePodStatus(pod: AnyObject, view: PodView, previous: AnyObj
     condition(previous?.conditions, 'PodScheduled', true, nowText),
   ]
   const status: AnyObject = {
-    phase,
+    phase: phase.phase,
+    ...(phase.reason ? {reason: phase.reason} : {}),
+    ...(phase.message ? {message: phase.message} : {}),
     conditions,
     hostIP,
     hostIPs: [{ip: hostIP}],
@@ -166,6 +182,11 @@ export function computePodStatus(pod: AnyObject, view: PodView, previous: AnyObj
   if (view.podIP) {
     status.podIP = view.podIP
     status.podIPs = [{ip: view.podIP}]
+  } else if (finished && previous?.podIP) {
+    // a finished pod keeps the IPs it ran with once its sandbox is gone, as the kubelet's status does
+    // (the runtime still reports a stopped sandbox's address)
+    status.podIP = previous.podIP
+    status.podIPs = structuredClone(previous.podIPs ?? [{ip: previous.podIP}])
   }
   if (initStatuses.length > 0) status.initContainerStatuses = initStatuses
   if (status.qosClass === undefined) delete status.qosClass
