@@ -10,29 +10,33 @@
 // - etcd3 ignores its dialTimeout option: open() bounds its connectivity check with a call
 //   deadline instead, and every unary call gets a deadline (requestTimeoutMs).
 // - close() waits for in-flight calls, then cancels open watches without calling their handlers.
-// - Watches use their own gRPC watch stream rather than etcd3's Watcher: the Watcher hides the
-//   compact_revision of a canceled watch (it only emits an empty "Watcher canceled") and silently
-//   re-subscribes after a disconnect. Here a cancel caused by compaction becomes a CompactedError,
-//   and a lost stream ends the watch through onError; the caller re-lists and re-watches.
+// - Watches use their own gRPC watch stream rather than etcd3's Watcher (etcd-watch.ts): the Watcher
+//   hides the compact_revision of a canceled watch (it only emits an empty "Watcher canceled"). Here
+//   a cancel caused by compaction becomes a CompactedError (the caller re-lists and re-watches), and
+//   a lost stream is resumed from the last revision delivered, as Kubernetes' etcd client does.
 // - etcd 3.4 does not report its compaction point in any unary response. compactedRevision()
 //   therefore probes it: a read at revision r fails with "compacted" exactly when r < the
 //   compaction point, so a binary search between the highest point this process knows (compacted
 //   to, or learnt from a watch's compact_revision) and the current revision finds it.
 import {asBuffer} from '../machinery/bytes.js'
+import {ClientClosedError, CompareResult, CompareTarget, Etcd3, type ICompare, type IRangeRequest, type IRangeResponse, type ITxnResponse} from 'etcd3'
+import type {Logger} from '../machinery/log.js'
 import {
-  ClientClosedError,
-  CompareResult,
-  CompareTarget,
-  Etcd3,
-  isRecoverableError,
-  type ICompare,
-  type IKeyValue,
-  type IOptions,
-  type IRangeRequest,
-  type IRangeResponse,
-  type ITxnResponse,
-  type IWatchResponse,
-} from 'etcd3'
+  NUL,
+  bytes,
+  etcdServerMessage,
+  isBrokenCircuit,
+  isCompactedError,
+  isFutureRevisionError,
+  isUnreachable,
+  neverSent,
+  noRetryPolicy,
+  prefixRange,
+  reasonOf,
+  toKv,
+  FutureRevisionError,
+} from './etcd-support.js'
+import {EtcdWatch} from './etcd-watch.js'
 import {
   CompactedError,
   ConflictError,
@@ -45,7 +49,6 @@ import {
   type ListResult,
   type Store,
   type Watch,
-  type WatchEvent,
   type WatchHandlers,
 } from './store.js'
 
@@ -56,101 +59,14 @@ export interface EtcdStoreOptions {
   dialTimeoutMs?: number
   /** deadline of each unary call (default 30 s; compaction gets 10 minutes) */
   requestTimeoutMs?: number
+  /** where watch interruptions and resumptions are logged */
+  logger?: Logger
 }
 
 const DEFAULT_DIAL_TIMEOUT_MS = 5_000
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 const COMPACT_TIMEOUT_MS = 10 * 60_000
 const MIN_ATTEMPTS = 3
-/** the smallest key; also, as a range end, "to the end of the keyspace" */
-const NUL = Buffer.from([0])
-
-type GlobalPolicy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>
-
-/** A pass-through policy: etcd3's default global policy retries every call, writes included. */
-function noRetryPolicy(): GlobalPolicy {
-  const noEvent = () => ({dispose() {}})
-  const policy = {
-    onSuccess: noEvent,
-    onFailure: noEvent,
-    execute<T>(fn: (context: {signal: AbortSignal}) => PromiseLike<T> | T, signal?: AbortSignal): Promise<T> {
-      return Promise.resolve().then(() => fn({signal: signal ?? new AbortController().signal}))
-    },
-  }
-  return policy as unknown as GlobalPolicy
-}
-
-function bytes(text: string): Buffer {
-  return Buffer.from(text, 'utf8')
-}
-
-/** The exclusive end of the byte range of keys starting with prefix (NUL = no end). */
-function rangeEndOf(prefix: Buffer): Buffer {
-  for (let i = prefix.length - 1; i >= 0; i--) {
-    if (prefix[i] < 0xff) {
-      const end = Buffer.from(prefix.subarray(0, i + 1))
-      end[i] += 1
-      return end
-    }
-  }
-  return NUL
-}
-
-/** [start, end) of the keys under a prefix, valid as an etcd range (whose key may not be empty). */
-function prefixRange(prefix: string): {start: Buffer; end: Buffer} {
-  const start = bytes(prefix)
-  return {start: start.length > 0 ? start : NUL, end: rangeEndOf(start)}
-}
-
-function toKv(kv: IKeyValue): KeyValue {
-  return {
-    key: kv.key.toString('utf8'),
-    value: kv.value,
-    modRevision: Number(kv.mod_revision),
-    createRevision: Number(kv.create_revision),
-  }
-}
-
-/** A read at a revision etcd has not reached yet. */
-class FutureRevisionError extends StorageError {}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim()
-}
-
-/** The part of an etcd3/grpc error message that says what happened, on one line. */
-function reasonOf(error: unknown): string {
-  let message = oneLine(error instanceof Error ? error.message : String(error))
-  message = message.replace(/^(GRPC\w*Error|EtcdError):\s*/, '').replace(/\s*Resolution note:.*$/, '')
-  // "14 UNAVAILABLE: No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:2379."
-  const lastError = /No connection established\. Last error: (?:Error: )?(.*?)\.?$/.exec(message)
-  if (lastError) return lastError[1]
-  return message.replace(/^\d+ ([A-Z_]+): /, (_, code: string) => `${code.toLowerCase().replace(/_/g, ' ')}: `) || 'unknown error'
-}
-
-function isCompactedError(error: unknown): boolean {
-  return error instanceof Error && /required revision has been compacted/.test(error.message)
-}
-
-function isFutureRevisionError(error: unknown): boolean {
-  return error instanceof Error && /required revision is a future revision/.test(error.message)
-}
-
-/** etcd3's per-endpoint circuit breaker is open: the call was not made. */
-function isBrokenCircuit(error: unknown): boolean {
-  return error instanceof Error && (error as {isBrokenCircuitError?: boolean}).isBrokenCircuitError === true
-}
-
-function isUnreachable(error: unknown): boolean {
-  return error instanceof Error && (isRecoverableError(error) || isBrokenCircuit(error))
-}
-
-/** The request never reached a server (no connection, or the endpoint's breaker is open), so even
- *  a write can be sent again, to another endpoint. */
-function neverSent(error: unknown): boolean {
-  if (isBrokenCircuit(error)) return true
-  return isUnreachable(error) && /No connection established|Name resolution failed|ECONNREFUSED/.test((error as Error).message)
-}
 
 export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStore> {
   const endpoints = options.endpoints.map((e) => e.trim()).filter((e) => e.length > 0)
@@ -175,7 +91,7 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStor
   for (let attempt = 0; attempt < endpoints.length * 2 + 1 && Date.now() < deadline; attempt++) {
     try {
       await client.maintenance.status({deadline})
-      return new EtcdStore(client, endpoints)
+      return new EtcdStore(client, endpoints, options.logger)
     } catch (error) {
       // the circuit breaker's "open" says nothing about why: keep the first real reason
       if (firstError === undefined || isBrokenCircuit(firstError)) {
@@ -203,6 +119,7 @@ export class EtcdStore implements Store {
   constructor(
     private readonly client: Etcd3,
     readonly endpoints: string[],
+    readonly logger?: Logger,
   ) {
     this.label = `etcd at ${endpoints.join(', ')}`
     this.attempts = Math.max(MIN_ATTEMPTS, endpoints.length * 2 + 1)
@@ -306,7 +223,7 @@ export class EtcdStore implements Store {
     }
     const watch = new EtcdWatch(this, this.client, prefix, fromRevision, handlers, () => this.watches.delete(watch))
     this.watches.add(watch)
-    void watch.start()
+    watch.start()
     return {cancel: () => watch.cancel()}
   }
 
@@ -372,8 +289,9 @@ export class EtcdStore implements Store {
   translate(error: unknown, what: string): StorageError {
     if (error instanceof StorageError) return error
     if (error instanceof ClientClosedError) return this.closedError()
-    if (isUnreachable(error)) return new StoreUnavailableError(`${this.label} is unreachable: ${what}: ${reasonOf(error)}`)
-    return new StorageError(`${this.label}: ${what}: ${reasonOf(error)}`)
+    const server = etcdServerMessage(error)
+    if (isUnreachable(error)) return new StoreUnavailableError(`${this.label} is unreachable: ${what}: ${reasonOf(error)}`, server)
+    return new StorageError(`${this.label}: ${what}: ${reasonOf(error)}`, server)
   }
 
   private closedError(): StorageError {
@@ -458,173 +376,5 @@ export class EtcdStore implements Store {
     }
     this.learnCompacted(high)
     return this.knownCompacted
-  }
-}
-
-type WatchStream = Awaited<ReturnType<Etcd3['watchClient']['watch']>>
-
-/** One etcd watch on its own gRPC stream. */
-class EtcdWatch {
-  private stream: WatchStream | undefined
-  private done = false
-  /** everything up to here has been delivered */
-  private position: number
-
-  constructor(
-    private readonly store: EtcdStore,
-    private readonly client: Etcd3,
-    private readonly prefix: string,
-    private readonly fromRevision: number,
-    private readonly handlers: WatchHandlers,
-    private readonly onFinish: () => void,
-  ) {
-    this.position = fromRevision
-  }
-
-  async start(): Promise<void> {
-    try {
-      // etcd would accept a watch from the compaction point - 1, but the delete events at exactly
-      // the compaction point may be gone by then: hold etcd to the contract's "reads before fail".
-      await this.store.checkNotCompacted(this.fromRevision)
-    } catch (error) {
-      this.fail(this.store.translate(error, `watch ${this.prefix}`))
-      return
-    }
-    await this.open(1)
-  }
-
-  /** Opens the stream and creates the etcd watcher; a stream that failed before the watcher was
-   *  created without reaching a server is opened again (possibly to another endpoint). */
-  private async open(attempt: number): Promise<void> {
-    if (this.done) return
-    let stream: WatchStream
-    try {
-      stream = await this.client.watchClient.watch()
-    } catch (error) {
-      if (neverSent(error) && attempt < this.store.attempts && !this.done) return this.open(attempt + 1)
-      this.fail(this.store.translate(error, `watch ${this.prefix}`))
-      return
-    }
-    if (this.done) {
-      closeStream(stream)
-      return
-    }
-    this.stream = stream
-    let created = false
-    stream.on('data', (response) => {
-      if (this.stream !== stream) return
-      if (response.created) created = true
-      this.receive(response)
-    })
-    stream.on('error', (error) => {
-      if (this.stream !== stream) return
-      if (!created && neverSent(error) && attempt < this.store.attempts) {
-        closeStream(stream)
-        this.stream = undefined
-        void this.open(attempt + 1)
-        return
-      }
-      this.fail(this.store.translate(error, `watch ${this.prefix}`))
-    })
-    stream.on('end', () => {
-      if (this.stream !== stream) return
-      this.fail(new StoreUnavailableError(`${this.store.label}: the watch stream on ${this.prefix} ended`))
-    })
-    const {start, end} = prefixRange(this.prefix)
-    stream.write({
-      create_request: {
-        key: start,
-        range_end: end,
-        start_revision: this.fromRevision + 1,
-        prev_kv: true,
-        progress_notify: true,
-      },
-    })
-  }
-
-  cancel(): void {
-    if (this.done) return
-    this.done = true
-    this.finish()
-  }
-
-  private receive(response: IWatchResponse): void {
-    if (this.done) return
-    const compacted = Number(response.compact_revision)
-    if (compacted > 0) {
-      this.store.learnCompacted(compacted)
-      this.fail(new CompactedError(this.position, compacted))
-      return
-    }
-    if (response.canceled) {
-      this.fail(new StorageError(`${this.store.label}: etcd canceled the watch on ${this.prefix}: ${response.cancel_reason || 'no reason given'}`))
-      return
-    }
-    if (response.created) return
-    if (response.events.length === 0) {
-      // a progress notification: etcd sends them to watchers that are caught up only
-      const revision = Number(response.header.revision)
-      if (revision >= this.position) {
-        this.position = revision
-        this.call(() => this.handlers.onProgress?.(revision))
-      }
-      return
-    }
-    const events: WatchEvent[] = []
-    for (const event of response.events) {
-      const revision = Number(event.kv.mod_revision)
-      if (revision <= this.position) continue
-      const prevKv = event.prev_kv ? toKv(event.prev_kv) : undefined
-      if (String(event.type).toUpperCase() === 'DELETE') {
-        const key = event.kv.key.toString('utf8')
-        const kv: KeyValue = {
-          key,
-          value: prevKv?.value ?? Buffer.alloc(0),
-          modRevision: revision,
-          createRevision: prevKv?.createRevision ?? 0,
-        }
-        events.push({type: 'delete', kv, prevKv, created: false, revision})
-      } else {
-        const kv = toKv(event.kv)
-        events.push({type: 'put', kv, prevKv, created: kv.createRevision === kv.modRevision, revision})
-      }
-    }
-    if (events.length === 0) return
-    this.position = events[events.length - 1].revision
-    this.call(() => this.handlers.onEvents(events))
-  }
-
-  /** A throwing handler ends the watch with its error, as in the other backends. */
-  private call(handler: () => void): void {
-    try {
-      handler()
-    } catch (error) {
-      this.fail(error instanceof Error ? error : new Error(String(error)))
-    }
-  }
-
-  private fail(error: Error): void {
-    if (this.done) return
-    this.done = true
-    this.finish()
-    this.handlers.onError(error)
-  }
-
-  private finish(): void {
-    if (this.stream) closeStream(this.stream)
-    this.stream = undefined
-    this.onFinish()
-  }
-}
-
-/** Ends a watch stream. end() first: etcd3 marks the endpoint failed (and resets its connections)
- *  when a stream that is still writable errors, and our own cancel errors with CANCELLED. */
-function closeStream(stream: WatchStream): void {
-  stream.on('error', () => {})
-  try {
-    stream.end()
-    stream.cancel()
-  } catch {
-    // already closed
   }
 }

@@ -1,4 +1,5 @@
 // Opens the configured backend.
+import type {Logger} from '../machinery/log.js'
 import {openEtcdStore} from './etcd.js'
 import {openSqliteStore} from './sqlite.js'
 import {StoreUnavailableError, type Store} from './store.js'
@@ -11,13 +12,14 @@ export interface StoreConfig {
   dataDir: string
   /** etcd: client URLs */
   etcdServers?: string[]
+  logger?: Logger
 }
 
 export async function openStore(config: StoreConfig): Promise<Store> {
   if (config.backend === 'etcd') {
     const endpoints = config.etcdServers ?? []
     if (endpoints.length === 0) throw new StoreUnavailableError('--storage etcd needs --etcd-servers URL[,URL...]')
-    return openEtcdStore({endpoints})
+    return openEtcdStore({endpoints, logger: config.logger})
   }
   return openSqliteStore({dataDir: config.dataDir})
 }

@@ -84,7 +84,13 @@ export interface Store {
 }
 
 export class StorageError extends Error {
-  constructor(message: string) {
+  /** The message names the store's endpoints and keys, for the log. serverMessage is the storage
+   *  server's own error text when it gave one (etcd: "etcdserver: request is too large"), which
+   *  the API passes on to the client as Kubernetes does. */
+  constructor(
+    message: string,
+    readonly serverMessage?: string,
+  ) {
     super(message)
     this.name = new.target.name
   }
