@@ -32,6 +32,7 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
     storage: Flags.option({options: ['sqlite', 'etcd'] as const, description: 'storage backend', default: 'sqlite'})(),
     'etcd-servers': Flags.string({description: 'comma-separated etcd client URLs (with --storage etcd)', default: ''}),
     'watch-history': Flags.string({description: 'how much change history to keep for watches (e.g. 5m)', default: '5m'}),
+    'event-ttl': Flags.string({description: 'how long an Event is kept after its last write (0 keeps them)', default: '1h0m0s'}),
     'shutdown-delay-duration': Flags.string({
       description: 'after SIGTERM or SIGINT, keep serving this long (e.g. 10s) with /readyz failing, so load balancers take the server out first',
       default: '0s',
@@ -57,9 +58,27 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
     // a create in flight (60s)
     'service-repair-interval': Flags.string({hidden: true, description: 'how often Service node ports and cluster IPs are repaired', default: '3m'}),
     'service-repair-grace': Flags.string({hidden: true, description: 'how old an allocation no Service holds must be before the repair frees it', default: '60s'}),
+    'leader-elect': Flags.boolean({
+      description: 'run the controllers only while this server holds the orch-system/orch-controller-manager Lease (servers sharing one etcd)',
+      default: true,
+      allowNo: true,
+    }),
+    'leader-elect-lease-duration': Flags.string({description: 'how long a non-leader waits after the last renewal it observed before taking the Lease over', default: '15s'}),
+    'leader-elect-renew-deadline': Flags.string({description: 'how long the leader keeps trying to renew before it stops leading', default: '10s'}),
+    'leader-elect-retry-period': Flags.string({description: 'how often candidates try to acquire and the leader renews', default: '2s'}),
+    // test-only as well (Kubernetes has no flags): how often the default ServiceCIDR is checked (10s),
+    // how long a deleted ServiceCIDR no IPAddress needs keeps its finalizer (deletionGracePeriod, 10s),
+    // how long a StorageVersionMigration of a resource discovery does not know is retried (1m)
+    'default-service-cidr-interval': Flags.string({hidden: true, description: 'how often the default ServiceCIDR is checked and recreated', default: '10s'}),
+    'service-cidr-deletion-grace': Flags.string({hidden: true, description: 'how long a deleted ServiceCIDR keeps its finalizer', default: '10s'}),
+    'storage-migration-discovery-wait': Flags.string({hidden: true, description: 'how long a migration of an unknown resource is retried before it fails', default: '1m'}),
     'node-monitor-grace-period': Flags.string({
       description: 'how long a node may go without a Lease renewal or status heartbeat before it is marked Unknown',
       default: '50s',
+    }),
+    'node-startup-grace-period': Flags.string({
+      description: 'how long a new node may go without posting a Ready condition before it is marked Unknown',
+      default: '60s',
     }),
     'tls-san': Flags.string({
       description: 'an extra IP address or DNS name for the generated serving certificate (repeatable, or a comma list)',
@@ -91,15 +110,21 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
   async run(): Promise<void> {
     const {flags} = await this.parse(Server)
     let historyRetentionMs: number
+    let eventTtlMs: number
     let gates: FeatureGates
     let controllers: ControllerName[]
     let nodeMonitorGracePeriodMs: number
+    let leaderElection: {leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number} | undefined
+    let nodeStartupGracePeriodMs: number
     let authorizationModes: AuthorizationMode[]
     let clusterSigningDurationMs: number
     let shutdownDelayMs: number
     let serviceNodePortRange: PortRange
     let serviceRepairIntervalMs: number
     let serviceRepairGraceMs: number
+    let defaultServiceCIDRIntervalMs: number
+    let serviceCIDRDeletionGraceMs: number
+    let storageMigrationDiscoveryWaitMs: number
     try {
       try {
         serviceNodePortRange = parsePortRange(flags['service-node-port-range'])
@@ -112,10 +137,17 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
       clusterSigningDurationMs = parseDuration(flags['cluster-signing-duration'])
       controllers = parseControllers(flags.controllers)
       nodeMonitorGracePeriodMs = parseDuration(flags['node-monitor-grace-period'])
+      leaderElection = flags['leader-elect'] ? leaderElectionTimes(flags) : undefined
+      nodeStartupGracePeriodMs = parseDuration(flags['node-startup-grace-period'])
       serviceRepairIntervalMs = parseDuration(flags['service-repair-interval'])
       serviceRepairGraceMs = parseDuration(flags['service-repair-grace'])
       if (serviceRepairIntervalMs <= 0 || serviceRepairIntervalMs > 2 ** 31 - 1) throw new Error(`--service-repair-interval ${flags['service-repair-interval']} is out of range`)
+      defaultServiceCIDRIntervalMs = parseDuration(flags['default-service-cidr-interval'])
+      if (defaultServiceCIDRIntervalMs <= 0 || defaultServiceCIDRIntervalMs > 2 ** 31 - 1) throw new Error(`--default-service-cidr-interval ${flags['default-service-cidr-interval']} is out of range`)
+      serviceCIDRDeletionGraceMs = parseDuration(flags['service-cidr-deletion-grace'])
+      storageMigrationDiscoveryWaitMs = parseDuration(flags['storage-migration-discovery-wait'])
       historyRetentionMs = parseDuration(flags['watch-history'])
+      eventTtlMs = parseDuration(flags['event-ttl'])
       gates = parseFeatureGates(flags['feature-gates'])
     } catch (error) {
       fail((error as Error).message, 2)
@@ -128,15 +160,21 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
         storage: flags.storage,
         etcdServers: flags['etcd-servers'].split(',').map((s) => s.trim()).filter(Boolean),
         historyRetentionMs,
+        eventTtlMs,
         shutdownDelayMs,
         verbosity: flags.v,
         gates,
         controllers,
         nodeMonitorGracePeriodMs,
+        leaderElection,
+        nodeStartupGracePeriodMs,
         serviceClusterIPRange: flags['service-cluster-ip-range'].split(',').map((s) => s.trim()).filter(Boolean),
         serviceNodePortRange,
         serviceRepairIntervalMs,
         serviceRepairGraceMs,
+        defaultServiceCIDRIntervalMs,
+        serviceCIDRDeletionGraceMs,
+        storageMigrationDiscoveryWaitMs,
         tlsSANs: splitList(flags['tls-san']),
         tlsCertFile: flags['tls-cert-file'],
         tlsKeyFile: flags['tls-private-key-file'],
@@ -153,6 +191,17 @@ checks, ?exclude=NAME skips one, /livez/NAME runs one. Stops cleanly on SIGINT o
       fail(message, 1)
     }
   }
+}
+
+/** The --leader-elect-* durations, checked as kube-controller-manager checks them. */
+function leaderElectionTimes(flags: Record<string, unknown>): {leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number} {
+  const leaseDurationMs = parseDuration(String(flags['leader-elect-lease-duration']))
+  const renewDeadlineMs = parseDuration(String(flags['leader-elect-renew-deadline']))
+  const retryPeriodMs = parseDuration(String(flags['leader-elect-retry-period']))
+  if (retryPeriodMs <= 0) throw new Error('--leader-elect-retry-period must be greater than zero')
+  if (leaseDurationMs <= renewDeadlineMs) throw new Error('leaseDuration must be greater than renewDeadline')
+  if (renewDeadlineMs <= retryPeriodMs * 1.2) throw new Error('renewDeadline must be greater than retryPeriod*JitterFactor')
+  return {leaseDurationMs, renewDeadlineMs, retryPeriodMs}
 }
 
 /** Values of a repeatable flag, each possibly a comma list. */

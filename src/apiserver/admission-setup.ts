@@ -1,4 +1,5 @@
-// The admission chain `orch server` runs, in Kubernetes' order: the mutating admission policies,
+// The admission chain `orch server` runs, in Kubernetes' order: TaintNodesByCondition and
+// DefaultTolerationSeconds, the mutating admission policies,
 // then NodeRestriction, the validating admission policies and the validating webhooks. Their
 // inputs come from the server's own watch caches (configurations, services, pods, namespaces).
 import {AdmissionChain} from '../admission/chain.js'
@@ -8,6 +9,7 @@ import {compileOne, evaluateMatchConditions, PARAM_SCHEMA, type Compiled} from '
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from '../admission/policy/engine.js'
 import {MutatingPolicyPlugin} from '../admission/policy/mutating.js'
 import {DefaultTolerationSeconds} from '../admission/default-toleration-seconds.js'
+import {TaintNodesByCondition} from '../admission/taint-nodes-by-condition.js'
 import type {ParamLookup} from '../admission/policy/params.js'
 import {ValidatingPolicyPlugin} from '../admission/policy/validating.js'
 import {admissionReview, ValidatingWebhookDispatcher, type ConditionOutcome, type ServiceEndpoint} from '../admission/webhook.js'
@@ -127,6 +129,7 @@ export function buildAdmissionChain(sources: AdmissionSources): AdmissionChain {
     logger: sources.logger,
   }
   // the built-in plugins first, in Kubernetes' order, then the policies and webhooks
+  chain.addMutating(new TaintNodesByCondition())
   chain.addMutating(new DefaultTolerationSeconds())
   chain.addMutating(
     new MutatingPolicyPlugin({

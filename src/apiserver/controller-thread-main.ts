@@ -3,7 +3,7 @@
 import {parentPort, workerData} from 'node:worker_threads'
 import type {LogFields, Logger} from '../machinery/log.js'
 import type {ControllerThreadData, ControllerThreadMessage} from './controller-thread.js'
-import {startControllers, type RunningControllers} from './controllers.js'
+import {startElectedControllers, type RunningControllers} from './controllers.js'
 
 if (parentPort === null) throw new Error('controller-thread-main runs only as a worker thread')
 const port = parentPort
@@ -63,7 +63,7 @@ port.on('message', (message: {type: string}) => {
   if (message.type === 'stop') void stop()
 })
 
-startControllers(config, data.names, forwardingLogger(data.verbosity, {}), data.settings).then(
+startElectedControllers(config, data.names, forwardingLogger(data.verbosity, {}), data.settings).then(
   (controllers) => {
     running = controllers
     if (stopRequested) void controllers.stop()

@@ -1,7 +1,7 @@
 // `orch server`: open the store, set up the PKI (first start: CA, serving and admin certificates), serve
 // the API over HTTPS, write the admin kubeconfigs, stop cleanly on SIGINT/SIGTERM.
 import {randomBytes, randomUUID} from 'node:crypto'
-import {homedir} from 'node:os'
+import {homedir, hostname} from 'node:os'
 import {join} from 'node:path'
 import type {ClientConfig} from '../client/index.js'
 import {defaultKubeconfigPath} from '../client/kubeconfig.js'
@@ -33,6 +33,8 @@ export interface ServerConfig {
   storage: StorageBackend
   etcdServers: string[]
   historyRetentionMs: number
+  /** --event-ttl (0 keeps events) */
+  eventTtlMs?: number
   /** --shutdown-delay-duration: keep serving this long after SIGTERM, /readyz failing */
   shutdownDelayMs?: number
   verbosity: number
@@ -41,6 +43,10 @@ export interface ServerConfig {
   controllers?: ControllerName[]
   /** --node-monitor-grace-period */
   nodeMonitorGracePeriodMs?: number
+  /** --leader-elect and its durations (undefined: --leader-elect=false) */
+  leaderElection?: {leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number}
+  /** --node-startup-grace-period */
+  nodeStartupGracePeriodMs?: number
   /** --service-cluster-ip-range, split on commas */
   serviceClusterIPRange?: string[]
   /** --service-node-port-range (default 30000-32767) */
@@ -49,6 +55,12 @@ export interface ServerConfig {
   serviceRepairIntervalMs?: number
   /** hidden, for tests: the age before an allocation no Service holds may be freed (default 60 s) */
   serviceRepairGraceMs?: number
+  /** hidden, for tests: how often the default ServiceCIDR is looked at (default 10 s) */
+  defaultServiceCIDRIntervalMs?: number
+  /** hidden, for tests: how long a deleted ServiceCIDR no IP needs keeps its finalizer (default 10 s) */
+  serviceCIDRDeletionGraceMs?: number
+  /** hidden, for tests: how long a StorageVersionMigration of a resource not served is retried (default 1 minute) */
+  storageMigrationDiscoveryWaitMs?: number
   /** --tls-san: extra IPs and DNS names of the generated serving certificate */
   tlsSANs?: string[]
   /** --tls-cert-file and --tls-private-key-file: serve with this pair instead of the generated one */
@@ -120,7 +132,7 @@ function controllerCredentials(url: string, pki: ServerPKI, loopbackToken: strin
 export async function startServer(config: ServerConfig, logger = createLogger({verbosity: config.verbosity})): Promise<RunningServer> {
   const started = Date.now()
   const {tokens, bootstrapTokens} = loadTokens(config)
-  const store = await openStore({backend: config.storage, dataDir: config.dataDir, etcdServers: config.etcdServers})
+  const store = await openStore({backend: config.storage, dataDir: config.dataDir, etcdServers: config.etcdServers, logger})
   logger.info('store opened', {backend: store.backend, ...(store.backend === 'sqlite' ? {dataDir: config.dataDir} : {etcd: config.etcdServers.join(',')})})
   // The PKI is made (first start) or loaded while the server fills its caches; it listens once both are done.
   const pkiReady = ensureServerPKI({
@@ -148,12 +160,14 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       port: config.port,
       logger,
       historyRetentionMs: config.historyRetentionMs,
+      eventTtlMs: config.eventTtlMs,
       shutdownDelayMs: config.shutdownDelayMs,
       gates: config.gates,
       serviceClusterIPRange: config.serviceClusterIPRange,
       serviceNodePortRange: config.serviceNodePortRange,
       serviceRepairIntervalMs: config.serviceRepairIntervalMs,
       serviceRepairGraceMs: config.serviceRepairGraceMs,
+      defaultServiceCIDRIntervalMs: config.defaultServiceCIDRIntervalMs,
       tls: pkiReady.then((pki) => ({cert: pki.serving.cert, key: pki.serving.key, clientCA: pki.clientCA.certPem})),
       authenticator,
       authorizationModes: config.authorizationModes,
@@ -179,6 +193,11 @@ export async function startServer(config: ServerConfig, logger = createLogger({v
       logger,
       {
         nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
+        // with SQLite the store's lock already makes this server the only one: no election
+        leaderElection: config.leaderElection && config.storage === 'etcd' ? {...config.leaderElection, identity: candidateIdentity()} : undefined,
+        serviceCIDRDeletionGraceMs: config.serviceCIDRDeletionGraceMs,
+        storageMigrationDiscoveryWaitMs: config.storageMigrationDiscoveryWaitMs,
+        nodeStartupGracePeriodMs: config.nodeStartupGracePeriodMs,
         signingCA: pki.ca,
         clusterSigningDurationMs: config.clusterSigningDurationMs,
         gates: config.gates,
@@ -259,4 +278,11 @@ export async function runServer(config: ServerConfig): Promise<void> {
     process.off('SIGINT', onInt)
     process.off('SIGTERM', onTerm)
   }
+}
+
+/** Who this server is in the controllers' leader election: kube-controller-manager's hostname_uuid, new
+ *  with each start (a restarted server takes over once its earlier self released the Lease, or once the
+ *  Lease has gone unrenewed for its duration). */
+function candidateIdentity(): string {
+  return `${hostname()}_${randomUUID()}`
 }

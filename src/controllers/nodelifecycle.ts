@@ -1,7 +1,13 @@
 // Node lifecycle, as Kubernetes' node lifecycle controller:
 // - monitor pass (every monitor period): a node that stops renewing its Lease and posting status for
-//   the grace period turns Ready=Unknown and is tainted unreachable:NoExecute; Ready=False past the
-//   grace period is tainted not-ready:NoExecute; a healthy node loses both. When the controller turns
+//   the grace period turns Ready=Unknown and is tainted unreachable:NoExecute. A node that never
+//   posted a Ready condition (nor renewed a Lease) for the startup grace period after its creation
+//   gets Ready, MemoryPressure, DiskPressure and PIDPressure Unknown (NodeStatusNeverUpdated) and is
+//   tainted unreachable:NoExecute in the same pass. Then, as processTaintBaseEviction: Ready=False is
+//   tainted not-ready:NoExecute once False has lasted the grace period, as the spec asks (Kubernetes
+//   1.32 taints at once; unreachable:NoExecute removed), Ready=Unknown
+//   unreachable:NoExecute (not-ready:NoExecute removed), Ready=True loses both; a node without a Ready
+//   condition keeps its taints. When the controller turns
 //   Ready from True to Unknown it marks the node's pods Ready=False (MarkPodsNotReady: pods/status,
 //   only the Ready condition's status and lastTransitionTime change), retried on the next pass when
 //   that fails. Pods on a NoExecute-tainted node that do not tolerate the taint are evicted (deleted)
@@ -68,7 +74,9 @@ export function withNoScheduleTaints(node: AnyObject, timeAdded: string): AnyObj
 export interface NodeLifecycleOptions {
   /** --node-monitor-grace-period (default 50 s) */
   gracePeriodMs?: number
-  /** how often nodes are checked (default min(5 s, grace / 5)) */
+  /** --node-startup-grace-period (default 60 s): how long a new node may go without posting Ready */
+  startupGracePeriodMs?: number
+  /** how often nodes are checked (default min(5 s, the shorter grace / 5)) */
   monitorPeriodMs?: number
   now?: () => number
 }
@@ -106,6 +114,7 @@ export class NodeLifecycleController {
   private timer: NodeJS.Timeout | undefined
   private running: Promise<void> | undefined
   private readonly grace: number
+  private readonly startupGrace: number
   private readonly now: () => number
 
   constructor(
@@ -114,8 +123,9 @@ export class NodeLifecycleController {
     options: NodeLifecycleOptions = {},
   ) {
     this.grace = options.gracePeriodMs ?? 50_000
+    this.startupGrace = options.startupGracePeriodMs ?? 60_000
     this.now = options.now ?? Date.now
-    this.monitorPeriod = options.monitorPeriodMs ?? Math.max(100, Math.min(5_000, this.grace / 5))
+    this.monitorPeriod = options.monitorPeriodMs ?? Math.max(100, Math.min(5_000, Math.min(this.grace, this.startupGrace) / 5))
     this.events = new EventRecorder(client, EVENT_COMPONENT, logger, this.now)
     this.noSchedule = new Controller({name: 'nodelifecycle-noschedule', logger, workers: 4, reconcile: (name) => this.noScheduleTaintingPass(name)})
     this.boundPods = new Controller({name: 'nodelifecycle-pods', logger, workers: 4, reconcile: (key) => this.processBoundPod(key)})
@@ -195,13 +205,28 @@ export class NodeLifecycleController {
     const name: string = node.metadata!.name
     const now = this.now()
     const heartbeat = this.heartbeatOf(node)
-    const seen = this.observed.get(name)
-    if (!seen || seen.heartbeat !== heartbeat) this.observed.set(name, {heartbeat, seenAt: now})
-    const silentFor = now - (this.observed.get(name)?.seenAt ?? now)
     const conditions: AnyObject[] = node.status?.conditions ?? []
     const ready = conditions.find((c) => c.type === 'Ready')
+    const seen = this.observed.get(name)
+    if (!seen || seen.heartbeat !== heartbeat) {
+      // Kubernetes' tryUpdateNodeHealth: a node first seen without a Ready condition (and without a
+      // Lease) has been silent since its creation; otherwise since now
+      const created = Date.parse(node.metadata?.creationTimestamp ?? '')
+      const neverHeard = !seen && !ready && !this.leases.get(`${NODE_LEASE_NAMESPACE}/${name}`) && !Number.isNaN(created)
+      this.observed.set(name, {heartbeat, seenAt: neverHeard ? Math.min(created, now) : now})
+    }
+    const silentFor = now - (this.observed.get(name)?.seenAt ?? now)
 
-    if (ready && ready.status !== 'Unknown' && silentFor >= this.grace) {
+    if (!ready) {
+      // never posted: after the startup grace period (nodeStartupGracePeriod) all Unknown, and the
+      // node is tainted as an unreachable one (processTaintBaseEviction sees Ready Unknown)
+      if (silentFor < this.startupGrace) return
+      // (no NodeNotReady event and no pods marked: Ready was never True)
+      const updated = await this.markUnknown(node, now)
+      await this.reconcileTaints(updated, new Set([UNREACHABLE_TAINT]), now)
+      return
+    }
+    if (ready.status !== 'Unknown' && silentFor >= this.grace) {
       await this.markUnknown(node, now)
       if (ready.status === 'True') {
         // Ready went from True to not True under our hands: the node's pods are not ready either
@@ -214,18 +239,21 @@ export class NodeLifecycleController {
       if (ready?.status !== 'True') await this.markPodsNotReadyOnNode(name)
       else this.markPodsRetry.delete(name)
     }
-    const status = ready?.status ?? 'Unknown'
+    // processTaintBaseEviction: the NoExecute taint of the Ready status; the other one goes. The spec
+    // (States and transitions) asks for not-ready only "once False persists longer than the grace
+    // period", where Kubernetes 1.32 taints at once: the spec is followed
     const wanted = new Set<string>()
-    if (status === 'Unknown' && ready) wanted.add(UNREACHABLE_TAINT)
-    if (status === 'False') {
-      const since = Date.parse(ready?.lastTransitionTime ?? '')
+    if (ready.status === 'Unknown') wanted.add(UNREACHABLE_TAINT)
+    else if (ready.status === 'False') {
+      const since = Date.parse(ready.lastTransitionTime ?? '')
       if (Number.isNaN(since) || now - since >= this.grace) wanted.add(NOT_READY_TAINT)
     }
     await this.reconcileTaints(node, wanted, now)
     await this.evictPods(node, now)
   }
 
-  private async markUnknown(node: AnyObject, now: number): Promise<void> {
+  /** Writes Ready and the pressure conditions Unknown (tryUpdateNodeHealth); returns the node written. */
+  private async markUnknown(node: AnyObject, now: number): Promise<AnyObject> {
     const at = formatTime(new Date(now))
     const conditions: AnyObject[] = (node.status?.conditions ?? []).map((c: AnyObject) => {
       if (c.type !== 'Ready' && !PRESSURE_CONDITIONS.includes(c.type)) return c
@@ -252,11 +280,12 @@ export class NodeLifecycleController {
         })
       }
     }
-    await this.client.update({group: '', version: 'v1', resource: 'nodes', name: node.metadata!.name, subresource: 'status'}, {
+    const updated = await this.client.update<AnyObject>({group: '', version: 'v1', resource: 'nodes', name: node.metadata!.name, subresource: 'status'}, {
       ...node,
       status: {...node.status, conditions},
     })
     this.logger.info('node not responding', {node: node.metadata!.name})
+    return updated
   }
 
   /** The unreachable / not-ready NoExecute taints: the wanted ones added, the others removed (other effects untouched). */

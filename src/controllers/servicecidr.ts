@@ -1,5 +1,9 @@
-// ServiceCIDR status and deletion: a range is Ready once seen; a range being deleted keeps its
-// finalizer while IPAddresses inside it are not covered by another range, then lets go.
+// ServiceCIDR status and deletion, as Kubernetes' servicecidrs controller: a range is Ready (status
+// True, reason "" — Kubernetes sets none — message "orch Service CIDR is ready"); a range being
+// deleted keeps its finalizer while IPAddresses inside it are not covered by another range (Ready
+// False, reason Terminating), and once none is, until deletionGracePeriod (10 s) has passed since its
+// deletionTimestamp — so allocators that still saw it as usable have stopped allocating from it —
+// and is looked at again when the rest of that time is over; then the finalizer goes.
 import {SERVICE_CIDR_FINALIZER} from '../api/networking/servicecidr.js'
 import type {AnyObject} from '../api/types.js'
 import {ApiStatusError, Informer, type RestClient} from '../client/index.js'
@@ -8,6 +12,9 @@ import type {Logger} from '../machinery/log.js'
 import {Controller, type ReconcileResult} from './controller.js'
 
 const GROUP = 'networking.orch.io'
+/** Kubernetes' deletionGracePeriod = 10 * time.Second */
+export const DELETION_GRACE_PERIOD_MS = 10_000
+const READY_MESSAGE = 'orch Service CIDR is ready'
 
 function parsedCidrs(serviceCIDR: AnyObject): Cidr[] {
   return ((serviceCIDR.spec?.cidrs ?? []) as string[]).map(parseCidr).filter((c): c is Cidr => c !== null)
@@ -19,13 +26,18 @@ function timestamp(): string {
 
 export class ServiceCIDRController {
   private readonly controller: Controller
+  private readonly now: () => Date
   private readonly cidrs: Informer<AnyObject>
   private readonly addresses: Informer<AnyObject>
+  private readonly deletionGracePeriodMs: number
 
   constructor(
     private readonly client: RestClient,
     logger: Logger,
+    options: {deletionGracePeriodMs?: number; now?: () => Date} = {},
   ) {
+    this.deletionGracePeriodMs = options.deletionGracePeriodMs ?? DELETION_GRACE_PERIOD_MS
+    this.now = options.now ?? (() => new Date())
     this.controller = new Controller({name: 'servicecidr', logger, reconcile: (key) => this.reconcile(key)})
     const enqueue = (o: AnyObject) => this.controller.enqueue(o.metadata!.name)
     this.cidrs = new Informer(client, {group: GROUP, version: 'v1', resource: 'servicecidrs'}, {onAdd: enqueue, onUpdate: (_o, n) => enqueue(n)})
@@ -52,7 +64,7 @@ export class ServiceCIDRController {
     const cidr = this.cidrs.get(name)
     if (!cidr) return
     if (!cidr.metadata?.deletionTimestamp) {
-      await this.setReady(cidr, 'True', 'ServiceCIDRReady', 'orch Service CIDR is ready')
+      await this.setReady(cidr, 'True', '', READY_MESSAGE)
       return
     }
     const others = this.cidrs
@@ -73,6 +85,9 @@ export class ServiceCIDRController {
       )
       return
     }
+    // no IP needs it: still wait out the grace period since the delete
+    const remaining = Date.parse(cidr.metadata.deletionTimestamp) + this.deletionGracePeriodMs - this.now().getTime()
+    if (remaining > 0) return {requeueAfterMs: remaining}
     const finalizers: string[] = cidr.metadata?.finalizers ?? []
     if (!finalizers.includes(SERVICE_CIDR_FINALIZER)) return
     try {
@@ -89,8 +104,8 @@ export class ServiceCIDRController {
   private async setReady(cidr: AnyObject, status: 'True' | 'False', reason: string, message: string): Promise<void> {
     const conditions: AnyObject[] = cidr.status?.conditions ?? []
     const current = conditions.find((c) => c.type === 'Ready')
-    if (current && current.status === status && current.reason === reason) return
-    const ready = {type: 'Ready', status, reason, message, lastTransitionTime: timestamp()}
+    if (current && current.status === status && (current.reason ?? '') === reason && current.message === message) return
+    const ready = {type: 'Ready', status, lastTransitionTime: timestamp(), reason, message}
     try {
       await this.client.update(
         {group: GROUP, version: 'v1', resource: 'servicecidrs', name: cidr.metadata!.name, subresource: 'status'},

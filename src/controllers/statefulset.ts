@@ -18,7 +18,9 @@
 // and the claims it owns with whenDeleted: Delete), in the sync of the set's key once the set is gone
 // (or is a new set of the same name), so a server run with `--controllers=statefulset` alone keeps its
 // behaviour; with the garbage collector running both make the same deletes, each with a uid
-// precondition. Dependents of sets deleted while no controller ran are found at start.
+// precondition. A claim owned by one of its pods (whenScaled: Delete) goes, as the collector decides,
+// only once that pod object is gone, not while it terminates; the pod's removal syncs the set's key.
+// Dependents of sets deleted while no controller ran are found at start.
 import type {AnyObject} from '../api/types.js'
 import {ApiStatusError, Informer, type ResourceLocator, type RestClient} from '../client/index.js'
 import {labelSelectorFromObject, type LabelSelector} from '../machinery/labels.js'
@@ -32,6 +34,7 @@ import {
   isPodRef,
   isSetRef,
   ownerRefs,
+  parentAndOrdinal,
   withOwnerRefs,
   withoutOwner,
   setControllerRef,
@@ -39,6 +42,7 @@ import {
   SET_KIND,
   type ApiObject,
   type Claim,
+  type OwnerReference,
   type Pod,
   type Revision,
   type StatefulSet,
@@ -273,8 +277,18 @@ export class StatefulSetController {
     const note = (object: AnyObject) => {
       for (const ref of ownerRefs(object)) if (isSetRef(ref) && ref.name === name) uids.add(ref.uid)
     }
-    for (const pod of (await this.client.list<Pod>({...PODS, namespace})).items) note(pod)
-    for (const claim of (await this.client.list<Claim>({...CLAIMS, namespace})).items) note(claim)
+    const claims = (await this.client.list<Claim>({...CLAIMS, namespace})).items
+    const pods = (await this.client.list<Pod>({...PODS, namespace})).items
+    const podUids = new Set(pods.map((p) => p.metadata?.uid))
+    for (const pod of pods) note(pod)
+    for (const claim of claims) {
+      note(claim)
+      // a claim handed to one of the set's pods (whenScaled: Delete) whose pod is now gone
+      const refs = ownerRefs(claim)
+      if (refs.length > 0 && refs.every((r) => isPodRef(r) && parentAndOrdinal(r.name).parent === name && !podUids.has(r.uid))) {
+        await this.deleteQuietly({...CLAIMS, namespace, name: claim.metadata!.name}, claim.metadata?.uid)
+      }
+    }
     for (const revision of (await this.client.list<Revision>({...REVISIONS, namespace})).items) note(revision)
     for (const uid of uids) await this.collectDependents(namespace, name, uid)
   }
@@ -285,13 +299,18 @@ export class StatefulSetController {
     const pods = (await this.client.list<Pod>({...PODS, namespace})).items.filter((p) => controllerOf(p)?.uid === uid)
     const podUids = new Set(pods.map((p) => p.metadata?.uid))
     for (const pod of pods) await this.deleteQuietly({...PODS, namespace, name: pod.metadata!.name}, pod.metadata?.uid)
-    for (const claim of (await this.client.list<Claim>({...CLAIMS, namespace})).items) {
+    // claims before pods: an owner pod missing from the later pod list is really gone; a pod deleted
+    // gracefully is still there, terminating, and the claims it owns stay until it is gone
+    const claims = (await this.client.list<Claim>({...CLAIMS, namespace})).items
+    const present = new Set((await this.client.list<Pod>({...PODS, namespace})).items.map((p) => p.metadata?.uid))
+    const gone = (r: OwnerReference) => r.uid === uid || (isPodRef(r) && !present.has(r.uid))
+    for (const claim of claims) {
       const refs = ownerRefs(claim)
       if (!refs.some((r) => r.uid === uid || (isPodRef(r) && podUids.has(r.uid)))) continue
-      const others = refs.filter((r) => r.uid !== uid && !(isPodRef(r) && podUids.has(r.uid)))
+      const others = refs.filter((r) => !gone(r))
       if (others.length === 0) {
         await this.deleteQuietly({...CLAIMS, namespace, name: claim.metadata!.name}, claim.metadata?.uid)
-      } else {
+      } else if (others.length < refs.length) {
         // other owners remain: only the references to what is gone are dropped
         await this.writeIgnoringGone({...CLAIMS, namespace, name: claim.metadata!.name}, withOwnerRefs(claim, others)).catch(() => undefined)
       }

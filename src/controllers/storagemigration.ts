@@ -1,6 +1,10 @@
 // The storage version migrator: records the resource's current resourceVersion, rewrites every
 // object of the group/resource through the API with a no-op update (retrying on conflicts), and
-// moves the migration's conditions Running -> Succeeded, or Failed with a reason.
+// moves the migration's conditions as Kubernetes' svm controller does: Running (reason
+// StorageVersionMigrationInProgress), then Succeeded (StorageVersionMigrationSucceeded) with Running
+// turned False, or Failed (StorageVersionMigrationFailed, "migration encountered unhandled error: ...").
+// A resource discovery does not serve is looked for again until a minute after the migration's
+// creation, then the migration fails.
 import type {AnyObject} from '../api/types.js'
 import {ApiStatusError, Informer, type ResourceLocator, type RestClient} from '../client/index.js'
 import type {Logger} from '../machinery/log.js'
@@ -9,6 +13,17 @@ import {Controller, type ReconcileResult} from './controller.js'
 
 const SVM = {group: 'storagemigration.orch.io', version: 'v1beta1', resource: 'storageversionmigrations'}
 const CONFLICT_RETRIES = 5
+/** Kubernetes' condition reasons */
+const RUNNING_REASON = 'StorageVersionMigrationInProgress'
+const SUCCEEDED_REASON = 'StorageVersionMigrationSucceeded'
+const FAILED_REASON = 'StorageVersionMigrationFailed'
+/** how long after its creation a migration of a resource discovery does not know is retried (Kubernetes:
+ *  a minute, "we resync discovery every 30 seconds so twice that should be sufficient") */
+export const DISCOVERY_WAIT_MS = 60_000
+/** between those retries at most */
+const DISCOVERY_RETRY_MS = 5_000
+/** Kubernetes' isRetriableError: too many requests, internal error, unavailable, timeouts */
+const RETRIABLE_CODES = new Set([429, 500, 503, 504])
 
 function conditionTrue(svm: AnyObject, type: string): boolean {
   return (svm.status?.conditions ?? []).some((c: AnyObject) => c.type === type && c.status === 'True')
@@ -17,11 +32,16 @@ function conditionTrue(svm: AnyObject, type: string): boolean {
 export class StorageMigrationController {
   private readonly controller: Controller
   private readonly migrations: Informer<AnyObject>
+  private readonly discoveryWaitMs: number
+  private readonly now: () => Date
 
   constructor(
     private readonly client: RestClient,
     private readonly logger: Logger,
+    options: {discoveryWaitMs?: number; now?: () => Date} = {},
   ) {
+    this.discoveryWaitMs = options.discoveryWaitMs ?? DISCOVERY_WAIT_MS
+    this.now = options.now ?? (() => new Date())
     this.controller = new Controller({name: 'storageversionmigration', logger, reconcile: (key) => this.reconcile(key)})
     const enqueue = (o: AnyObject) => this.controller.enqueue(o.metadata!.name)
     this.migrations = new Informer(client, SVM, {onAdd: enqueue, onUpdate: (_o, n) => enqueue(n)})
@@ -66,23 +86,36 @@ export class StorageMigrationController {
     const {group = '', resource = ''} = svm.spec?.resource ?? {}
     const locator = await this.locate(group, resource)
     if (!locator) {
-      await this.setConditions(svm, {Failed: ['True', 'ResourceNotFound', `resource "${group ? `${resource}.${group}` : resource}" is not served by this server`], Running: ['False', 'ResourceNotFound', 'migration failed']})
+      // discovery may not know a resource that was just added (a new CRD): it is given time to appear
+      const remaining = Date.parse(svm.metadata!.creationTimestamp) + this.discoveryWaitMs - this.now().getTime()
+      if (remaining > 0) {
+        this.logger.v(4, 'resource does not exist in discovery, requeuing to attempt again', {migration: name, group, resource})
+        return {requeueAfterMs: Math.min(remaining, DISCOVERY_RETRY_MS)}
+      }
+      await this.fail(svm, 'unable to obtain GVR from discovery')
       return
     }
     if (!svm.status?.resourceVersion || !conditionTrue(svm, 'Running')) {
       const first = await this.client.list<AnyObject>(locator, {limit: 1})
-      svm = await this.setConditions(svm, {Running: ['True', 'MigrationRunning', 'the migration is running']}, first.metadata.resourceVersion)
+      svm = await this.setCondition(svm, 'Running', RUNNING_REASON, '', first.metadata.resourceVersion)
       if (!svm) return
     }
     try {
       const items = await this.client.listAll<AnyObject>(locator)
       for (const item of items.items) await this.rewrite(locator, item)
     } catch (error) {
-      await this.setConditions(svm, {Failed: ['True', 'MigrationFailed', (error as Error).message], Running: ['False', 'MigrationFailed', 'migration failed']})
+      // throttling, server errors and lost connections are tried again later; any other answer fails
+      // the migration
+      if (!(error instanceof ApiStatusError) || RETRIABLE_CODES.has(error.code)) throw error
+      await this.fail(svm, (error as Error).message)
       return
     }
-    await this.setConditions(svm, {Succeeded: ['True', 'MigrationSucceeded', 'the migration has succeeded'], Running: ['False', 'MigrationSucceeded', 'the migration has succeeded']})
+    await this.setCondition(svm, 'Succeeded', SUCCEEDED_REASON, '')
     this.logger.v(1, 'storage migration done', {migration: name})
+  }
+
+  private async fail(svm: AnyObject, error: string): Promise<void> {
+    await this.setCondition(svm, 'Failed', FAILED_REASON, `migration encountered unhandled error: ${error}`)
   }
 
   /** A no-op update of one object; a conflict means it was rewritten meanwhile: read and try again. */
@@ -109,19 +142,14 @@ export class StorageMigrationController {
     }
   }
 
-  private async setConditions(
-    svm: AnyObject,
-    changes: Record<string, ['True' | 'False', string, string]>,
-    resourceVersion?: string,
-  ): Promise<AnyObject | undefined> {
-    const now = formatTime(new Date())
-    const conditions: AnyObject[] = [...(svm.status?.conditions ?? [])]
-    for (const [type, [status, reason, message]] of Object.entries(changes)) {
-      const index = conditions.findIndex((c) => c.type === type)
-      const old = index >= 0 ? conditions[index] : undefined
-      const next = {type, status, reason, message, lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now}
-      if (index >= 0) conditions[index] = next
-      else conditions.push(next)
+  /** Kubernetes' setStatusConditions: adds the condition True (nothing when it is True already); a
+   *  migration that ends (Succeeded, Failed) turns an existing Running condition's status False, its
+   *  reason, message and lastTransitionTime left as they are. */
+  private async setCondition(svm: AnyObject, type: string, reason: string, message: string, resourceVersion?: string): Promise<AnyObject | undefined> {
+    let conditions: AnyObject[] = [...(svm.status?.conditions ?? [])]
+    if (!conditions.some((c) => c.type === type && c.status === 'True')) {
+      if (type === 'Succeeded' || type === 'Failed') conditions = conditions.map((c) => (c.type === 'Running' ? {...c, status: 'False'} : c))
+      conditions.push({type, status: 'True', lastTransitionTime: formatTime(this.now()), reason, message})
     }
     const status = {...svm.status, conditions, ...(resourceVersion ? {resourceVersion} : {})}
     try {

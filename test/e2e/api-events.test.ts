@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import type {AnyObject} from '../../src/api/types.js'
-import {call, type HttpResult} from '../support/http.js'
+import {call, openWatch, type HttpResult} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
 
 const TABLE = {Accept: 'application/json;as=Table;g=meta.orch.io;v=v1'}
@@ -115,5 +115,28 @@ describe('core v1 Events', () => {
     assert.deepEqual(cells.slice(1), ['Normal', 'Started', 'pod/web-0', 'spec.containers{app}', 'agent, n1', 'again', cells[7], 2, 'updated'])
     const list = await api('GET', EVENTS, undefined, TABLE)
     assert.ok(list.json.rows.every((row: AnyObject) => row.cells.at(-1) === row.object.metadata.name))
+  })
+})
+
+describe('orch server --event-ttl', () => {
+  let server: RunningOrch
+  before(async () => {
+    server = await startOrchServer(['--controllers=', '--event-ttl=1s'])
+    await call(server.url, 'POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: NS}})
+  })
+  after(async () => server.cleanup())
+
+  it('--event-ttl: an Event is deleted once the TTL has passed since its last write, and watchers see it DELETED', async () => {
+    const created = await call(server.url, 'POST', EVENTS, event('short-lived'))
+    assert.equal(created.status, 201, created.text)
+    const watch = await openWatch(server.url, `${EVENTS}?watch=1&resourceVersion=${created.json.metadata.resourceVersion}`)
+    try {
+      const [deleted] = await watch.waitFor(1)
+      assert.equal(deleted.type, 'DELETED')
+      assert.equal(deleted.object.metadata.name, 'short-lived')
+    } finally {
+      watch.close()
+    }
+    assert.equal((await call(server.url, 'GET', `${EVENTS}/short-lived`)).status, 404)
   })
 })

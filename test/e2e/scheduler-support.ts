@@ -36,12 +36,19 @@ export class Cluster {
   }
 
   async createNode(name: string, options: NodeOptions = {}): Promise<any> {
-    const created = await this.ok('POST', '/api/v1/nodes', {
+    let created = await this.ok('POST', '/api/v1/nodes', {
       apiVersion: 'v1',
       kind: 'Node',
       metadata: {name, labels: {'kubernetes.io/hostname': name, ...options.labels}},
       spec: {...(options.taints ? {taints: options.taints} : {}), ...(options.unschedulable ? {unschedulable: true} : {})},
     })
+    // TaintNodesByCondition gave the new node node.orch.io/not-ready:NoSchedule; the node lifecycle
+    // controller, which these servers do not run, would take it off once the node reports: the node
+    // keeps only the taints asked for
+    if (!(options.taints ?? []).some((t) => t.key === 'node.orch.io/not-ready' && t.effect === 'NoSchedule')) {
+      const taints = (created.spec?.taints ?? []).filter((t: any) => !(t.key === 'node.orch.io/not-ready' && t.effect === 'NoSchedule'))
+      created = await this.ok('PUT', `/api/v1/nodes/${name}`, {...created, spec: {...created.spec, taints: taints.length > 0 ? taints : undefined}})
+    }
     if (options.ready === 'none') return created
     return this.setNodeStatus(created, options.ready ?? 'True', options.allocatable)
   }

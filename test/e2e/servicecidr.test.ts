@@ -11,7 +11,8 @@ describe('ServiceCIDR and Service IPs', () => {
   let server: RunningOrch
   let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
   before(async () => {
-    server = await startOrchServer(['--service-cluster-ip-range', '10.100.0.0/24'])
+    // a deleted range's grace period shortened from 10 s
+    server = await startOrchServer(['--service-cluster-ip-range', '10.100.0.0/24', '--service-cidr-deletion-grace', '500ms'])
     api = (method, path, body, headers) => call(server.url, method, path, body, headers)
   })
   after(async () => server.cleanup())
@@ -108,7 +109,8 @@ describe('StorageVersionMigration', () => {
   let server: RunningOrch
   let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResult>
   before(async () => {
-    server = await startOrchServer()
+    // a resource discovery does not serve is looked for again for 2 s (Kubernetes: a minute)
+    server = await startOrchServer(['--storage-migration-discovery-wait', '2s'])
     api = (method, path, body, headers) => call(server.url, method, path, body, headers)
   })
   after(async () => server.cleanup())
@@ -133,6 +135,18 @@ describe('StorageVersionMigration', () => {
     assert.equal(done.status.conditions.find((c: any) => c.type === 'Running').status, 'False')
     const after = (await api('GET', '/api/v1/namespaces/default/configmaps/m-0')).json
     assert.equal(after.data.i, '0')
+  })
+
+  it('conditions as Kubernetes\' svm controller writes them: "Running" reason "StorageVersionMigrationInProgress", then "Succeeded" reason "StorageVersionMigrationSucceeded", messages empty, Running turned False keeping its reason', async () => {
+    await api('POST', '/api/v1/namespaces/default/configmaps', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'reasons'}})
+    const created = await api('POST', SVM, {apiVersion: 'storagemigration.orch.io/v1beta1', kind: 'StorageVersionMigration', metadata: {name: 'reasons'}, spec: {resource: {group: '', resource: 'configmaps'}}})
+    assert.equal(created.status, 201, created.text)
+    const done = await waitForCondition('reasons', 'Succeeded')
+    const strip = (c: any) => ({type: c.type, status: c.status, reason: c.reason, message: c.message})
+    assert.deepEqual(done.status.conditions.map(strip), [
+      {type: 'Running', status: 'False', reason: 'StorageVersionMigrationInProgress', message: ''},
+      {type: 'Succeeded', status: 'True', reason: 'StorageVersionMigrationSucceeded', message: ''},
+    ])
   })
 
   it('create clears status, so a forged Succeeded condition cannot stop the migration (svm.Status = {} on create)', async () => {
@@ -166,11 +180,17 @@ describe('StorageVersionMigration', () => {
     }
   })
 
-  it('a migration of an unknown resource fails with a reason', async () => {
-    await api('POST', SVM, {apiVersion: 'storagemigration.orch.io/v1beta1', kind: 'StorageVersionMigration', metadata: {name: 'nope'}, spec: {resource: {group: 'example.com', resource: 'widgets'}}})
+  it('a migration of a resource discovery does not serve is retried, then "Failed" with reason "StorageVersionMigrationFailed" and message "migration encountered unhandled error: unable to obtain GVR from discovery"', async () => {
+    const created = await api('POST', SVM, {apiVersion: 'storagemigration.orch.io/v1beta1', kind: 'StorageVersionMigration', metadata: {name: 'nope'}, spec: {resource: {group: 'example.com', resource: 'widgets'}}})
+    assert.equal(created.status, 201, created.text)
     const failed = await waitForCondition('nope', 'Failed')
     const condition = failed.status.conditions.find((c: any) => c.type === 'Failed')
-    assert.equal(condition.reason, 'ResourceNotFound')
-    assert.match(condition.message, /widgets.example.com/)
+    assert.equal(condition.reason, 'StorageVersionMigrationFailed')
+    assert.equal(condition.message, 'migration encountered unhandled error: unable to obtain GVR from discovery')
+    // it never ran: no Running condition, no resourceVersion
+    assert.deepEqual(failed.status.conditions.map((c: any) => c.type), ['Failed'])
+    // not before the wait (2 s here) since its creation was over; timestamps are whole seconds
+    const waited = Date.parse(condition.lastTransitionTime) - Date.parse(failed.metadata.creationTimestamp)
+    assert.ok(waited >= 1000, `failed ${waited} ms after creation`)
   })
 })

@@ -1,6 +1,6 @@
 // The shared Condition shape of document 1 (Kubernetes' metav1.Condition) and its validation,
 // Kubernetes' metav1validation.ValidateConditions, for the status.conditions lists that use it
-// (StorageVersionMigration, ServiceCIDR). Document 1's rules:
+// (StorageVersionMigration; not ServiceCIDR, whose /status Kubernetes does not check). Document 1's rules:
 //   - `type` required, CamelCase or `<domain>/CamelCase`: a qualified name (ValidateLabelName);
 //   - `status` required, `True`, `False` or `Unknown`;
 //   - `lastTransitionTime` required (`Required value: must be set`);

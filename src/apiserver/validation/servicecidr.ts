@@ -4,16 +4,13 @@
 //     canonical form (IsValidCIDR);
 //   - immutable, as document 2 says: `spec.cidrs: Invalid value: [...]: field is immutable` (current
 //     Kubernetes lets a single-stack ServiceCIDR gain a second family; document 2 does not);
-//   - /status: status.conditions have the shared Condition shape of document 1 (type, status,
-//     lastTransitionTime and a non-empty reason required). Document 2 gives ServiceCIDR's conditions
-//     that shape, not one of the per-resource variants with optional fields, so they are checked with
-//     metav1validation.ValidateConditions (./conditions.ts) as Kubernetes checks other metav1.Condition
-//     lists; Kubernetes' own ValidateServiceCIDRStatusUpdate checks only metadata.
+//   - /status: Kubernetes' ValidateServiceCIDRStatusUpdate (1.32) checks only the metadata (done for
+//     every kind), not status.conditions: a condition of any shape is stored (the controllers write
+//     Ready with an empty reason).
 import type {AnyObject, FieldError, RequestContext} from '../../api/types.js'
 import {invalid, required} from '../../machinery/field-errors.js'
 import {isValidCIDR, parseCIDR} from '../../machinery/validation.js'
 import {immutable, list, obj, str, type KindValidator} from './common.js'
-import {validateConditions} from './conditions.js'
 
 export function validateServiceCIDR(object: AnyObject): FieldError[] {
   const path = 'spec.cidrs'
@@ -34,14 +31,14 @@ export function validateServiceCIDRUpdate(object: AnyObject, old: AnyObject): Fi
   return immutable(obj(object.spec).cidrs, obj(old.spec).cidrs, 'spec.cidrs')
 }
 
-export function validateServiceCIDRStatusUpdate(object: AnyObject): FieldError[] {
-  return validateConditions(obj(object.status).conditions, 'status.conditions')
+export function validateServiceCIDRStatusUpdate(): FieldError[] {
+  return []
 }
 
 export const serviceCIDRValidator: KindValidator = {
   create: (object) => validateServiceCIDR(object),
   update(object: AnyObject, old: AnyObject, context: RequestContext) {
-    if (context.subresource === 'status') return validateServiceCIDRStatusUpdate(object)
+    if (context.subresource === 'status') return validateServiceCIDRStatusUpdate()
     if (context.subresource) return []
     return validateServiceCIDRUpdate(object, old)
   },

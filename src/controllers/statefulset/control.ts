@@ -4,8 +4,10 @@
 // The pod and claim operations (create claims then pod, delete, fix identity, claim ownership) and the
 // events they record are here.
 //
-// Without a garbage collector in orch, the claims Kubernetes hands to a scaled-down pod through an
-// owner reference (whenScaled: Delete) are deleted here once that pod is gone.
+// As in Kubernetes (StatefulSetAutoDeletePVC), deleting a pod never deletes a claim: under whenScaled:
+// Delete a scaled-down pod's claims are first given that pod as controller owner (claims.ts), and the
+// garbage collector deletes them once the pod object is gone, not while it terminates. collectClaims
+// makes the same deletes, on the same condition, for a server run without the garbage collector.
 import {ApiStatusError, type ResourceLocator, type RestClient} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
 import {desiredClaimOwnerRefs, hasUnexpectedController, isClaimOfSet, isClaimOwnerUpToDate} from './claims.js'
@@ -340,8 +342,8 @@ export class StatefulSetControl {
     await this.recordPodEvent('create', set, pod)
   }
 
-  /** DeleteStatefulPod; then, standing in for the garbage collector, the claims that pod owned alone. */
-  async deletePod(set: StatefulSet, pod: Pod, claims: Map<string, Claim>): Promise<void> {
+  /** DeleteStatefulPod: the pod only; its claims are the garbage collector's once it is gone. */
+  async deletePod(set: StatefulSet, pod: Pod): Promise<void> {
     try {
       await this.client.delete({...podsAt(set.metadata.namespace), name: pod.metadata.name}, {preconditions: {uid: pod.metadata.uid}})
     } catch (error) {
@@ -350,10 +352,6 @@ export class StatefulSetControl {
       throw error
     }
     await this.recordPodEvent('delete', set, pod)
-    for (const claim of [...claims.values()]) {
-      const refs = ownerRefs(claim)
-      if (refs.length > 0 && refs.every((r) => isPodRef(r) && r.uid === pod.metadata.uid)) await this.deleteClaim(claim, claims)
-    }
   }
 
   async deleteClaim(claim: Claim, claims: Map<string, Claim>): Promise<void> {
@@ -435,7 +433,8 @@ export class StatefulSetControl {
 
   /**
    * The garbage collector's part for this set's claims: a claim whose owners (pods of the namespace,
-   * or an earlier set of this name) are all gone is deleted.
+   * or an earlier set of this name) are all gone is deleted. A terminating pod is not gone: it is
+   * still listed, so its claims stay until the pod object is removed.
    */
   async collectClaims(set: StatefulSet, allPods: Pod[], claims: Map<string, Claim>): Promise<void> {
     const podUids = new Set(allPods.map((p) => p.metadata?.uid))

@@ -121,7 +121,7 @@ export class Round {
     const pod = this.replicas[i]!
     const {set, claims} = this.input
     if (isFailedOrSucceeded(pod)) {
-      if (!isTerminating(pod)) await this.control.deletePod(set, pod, claims)
+      if (!isTerminating(pod)) await this.control.deletePod(set, pod)
       // the replacement comes in the next sync, once this one is gone
       return true
     }
@@ -132,7 +132,9 @@ export class Round {
     }
     if (isPending(pod)) await this.control.createClaims(set, pod, claims)
     if (!this.monotonic) {
-      if (isCreated(pod) && !isTerminating(pod)) await this.fixIdentity(pod)
+      // a terminating pod too, as Kubernetes does: scaled back into range, its claims lose the
+      // ownership whenScaled: Delete gave that pod, so the garbage collector keeps them
+      if (isCreated(pod)) await this.fixIdentity(pod)
       return false
     }
     if (isTerminating(pod)) return true
@@ -174,7 +176,7 @@ export class Round {
     if (this.monotonic && pod !== this.firstUnhealthy) {
       if (!isRunningAndReady(pod) || !isRunningAndAvailable(pod, this.minReadySeconds, this.now)) return true
     }
-    await this.control.deletePod(this.set, pod, this.input.claims)
+    await this.control.deletePod(this.set, pod)
     return true
   }
 
@@ -226,7 +228,7 @@ export class Round {
   /** Deletes a pod for the update; a pod only made this sync (not yet seen from the server) is left for the next. */
   private async deleteForUpdate(pod: Pod): Promise<void> {
     if (!isCreated(pod)) return
-    await this.control.deletePod(this.set, pod, this.input.claims)
+    await this.control.deletePod(this.set, pod)
     this.status.currentReplicas--
   }
 }
