@@ -53,7 +53,8 @@ export default class Delete extends Command {
     } catch (error) {
       fail((error as Error).message, 2)
     }
-    if (flags.now && flags['grace-period'] >= 0) fail('--now and --grace-period cannot be specified together', 2)
+    // a usage error, as kubectl's Complete returns it (exit 1)
+    if (flags.now && flags['grace-period'] >= 0) fail('--now and --grace-period cannot be specified together', 1)
     await runDelete({
       ...connectOptions(flags),
       args: argv as string[],

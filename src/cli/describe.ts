@@ -91,12 +91,34 @@ function writeMap(w: PrefixWriter, level: number, title: string, map: Record<str
   })
 }
 
+/** kubectl's skipAnnotations and maxAnnotationLen */
+const SKIPPED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configuration'])
+const MAX_ANNOTATION_LENGTH = 140
+
+/** kubectl's printAnnotationsMultiline: `key: value` (not `key=value`), the client-side apply annotation
+ *  left out, a trailing newline dropped, a long value on lines of its own cut at 140 characters */
+function writeAnnotations(w: PrefixWriter, annotations: Record<string, unknown> | undefined): void {
+  w.write(0, 'Annotations:\t')
+  const keys = Object.keys(annotations ?? {}).filter((key) => !SKIPPED_ANNOTATIONS.has(key)).sort()
+  if (keys.length === 0) return w.write(0, '<none>\n')
+  keys.forEach((key, i) => {
+    if (i > 0) w.write(0, '\t')
+    const value = String(annotations![key]).replace(/\n$/, '')
+    if (value.length + key.length + 2 > MAX_ANNOTATION_LENGTH) {
+      w.write(0, `${key}:\n`)
+      for (const line of value.split('\n')) w.write(0, `\t  ${line.length > MAX_ANNOTATION_LENGTH ? `${line.slice(0, MAX_ANNOTATION_LENGTH)}...` : line}\n`)
+    } else {
+      w.write(0, `${key}: ${value}\n`)
+    }
+  })
+}
+
 function describeGeneric(w: PrefixWriter, object: AnyObject): void {
   const meta = object.metadata ?? {}
   w.write(0, `Name:\t${meta.name ?? ''}\n`)
   if (meta.namespace) w.write(0, `Namespace:\t${meta.namespace}\n`)
   writeMap(w, 0, 'Labels', meta.labels)
-  writeMap(w, 0, 'Annotations', meta.annotations)
+  writeAnnotations(w, meta.annotations)
   w.write(0, `API Version:\t${object.apiVersion ?? ''}\n`)
   w.write(0, `Kind:\t${object.kind ?? ''}\n`)
 }
@@ -125,7 +147,7 @@ function describePod(w: PrefixWriter, pod: AnyObject, now: Date): void {
   w.write(0, `Node:\t${spec.nodeName ? (status.hostIP ? `${spec.nodeName}/${status.hostIP}` : spec.nodeName) : '<none>'}\n`)
   if (status.startTime) w.write(0, `Start Time:\t${rfc1123(status.startTime)}\n`)
   writeMap(w, 0, 'Labels', meta.labels)
-  writeMap(w, 0, 'Annotations', meta.annotations)
+  writeAnnotations(w, meta.annotations)
   if (meta.deletionTimestamp) w.write(0, `Status:\tTerminating (lasts ${age(meta.deletionTimestamp, now)})\n`)
   else w.write(0, `Status:\t${status.phase ?? ''}\n`)
   if (status.reason) w.write(0, `Reason:\t${status.reason}\n`)

@@ -437,6 +437,7 @@ async function watchChanges(
   const fieldSelector = joinSelectors(options.names[0] ? `metadata.name=${options.names[0]}` : undefined, options.fieldSelector)
   const table = isTableFormat(format)
   let resourceVersion = from
+  let columns: unknown[] | undefined
   while (true) {
     const events = watchEvents(client, locator, {
       resourceVersion,
@@ -452,7 +453,9 @@ async function watchChanges(
         continue
       }
       if (table) {
-        const t = asTable(object)
+        // only a watch's first Table carries the column definitions (NoHeaders after it): keep them
+        if (object?.kind === 'Table' && Array.isArray(object.columnDefinitions)) columns = object.columnDefinitions
+        const t = asTable(object?.kind === 'Table' && object.columnDefinitions == null && columns ? {...object, columnDefinitions: columns} : object)
         stream.printer.print(t, event.type)
         resourceVersion = t.rows.at(-1)?.object?.metadata?.resourceVersion ?? t.metadata?.resourceVersion ?? resourceVersion
       } else {

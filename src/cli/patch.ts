@@ -136,6 +136,8 @@ async function patch(session: Session, options: PatchOptions): Promise<number> {
     return 0
   }
   const changed = !isDeepStrictEqual(comparable(before), comparable(after))
-  process.stdout.write(`${objectName(info, name)} ${changed ? 'patched' : 'patched (no change)'}${dryRunSuffix(options.dryRun)}\n`)
+  // kubectl names what the server returned: a patch of /scale answers an autoscaling/v1 Scale
+  const shown = options.subresource === 'scale' && after?.kind === 'Scale' ? `scale.autoscaling/${name}` : objectName(info, name)
+  process.stdout.write(`${shown} ${changed ? 'patched' : 'patched (no change)'}${dryRunSuffix(options.dryRun)}\n`)
   return 0
 }

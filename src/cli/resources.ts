@@ -126,19 +126,23 @@ function readings(word: string): {name: string; group?: string; version?: string
 export function pickResource(resources: readonly ResourceInfo[], word: string): ResourceInfo | undefined {
   const lower = word.trim().toLowerCase()
   for (const reading of readings(lower)) {
-    let best: ResourceInfo | undefined
-    let bestRank = Infinity
-    for (const info of resources) {
-      if (reading.group !== undefined && info.group.toLowerCase() !== reading.group) continue
-      if (reading.version !== undefined && info.version.toLowerCase() !== reading.version) continue
-      if (reading.version === undefined && !info.preferred) continue
-      const rank = matchRank(info, reading.name)
-      if (rank > 0 && rank < bestRank) {
-        best = info
-        bestRank = rank
+    // without a version: the group's preferred version first, then (as kubectl's RESTMapper) a
+    // resource that only another version serves (mutatingadmissionpolicies in v1beta1)
+    for (const preferredOnly of reading.version === undefined ? [true, false] : [false]) {
+      let best: ResourceInfo | undefined
+      let bestRank = Infinity
+      for (const info of resources) {
+        if (reading.group !== undefined && info.group.toLowerCase() !== reading.group) continue
+        if (reading.version !== undefined && info.version.toLowerCase() !== reading.version) continue
+        if (preferredOnly && !info.preferred) continue
+        const rank = matchRank(info, reading.name)
+        if (rank > 0 && rank < bestRank) {
+          best = info
+          bestRank = rank
+        }
       }
+      if (best) return best
     }
-    if (best) return best
   }
   return undefined
 }

@@ -1,7 +1,7 @@
 // kubectl's --sort-by: a field path in JSONPath form (`.metadata.name`, `{.spec.replicas}`,
 // `.status.containerStatuses[0].restartCount`, `.metadata.labels.app\.kubernetes\.io/name`) read from each
-// object, and the objects put in its order: numbers by value, strings in natural order (digit runs compared
-// as numbers, so web-2 comes before web-10), objects that lack the field first. A path that no object has is
+// object, and the objects put in its order: numbers by value, strings byte by byte (kubectl 1.32 puts web-10
+// before web-2: checked against it), objects that lack the field first. A path that no object has is
 // kubectl's error: `couldn't find any field with path "{.x}" in the list of objects`.
 import type {AnyObject} from '../api/types.js'
 
@@ -49,26 +49,9 @@ function valueAt(object: unknown, steps: Step[]): unknown {
   return value
 }
 
-/** Go's sortorder.NaturalLess as kubectl uses it: digit runs compare as numbers, the rest byte by byte. */
-export function naturalCompare(a: string, b: string): number {
-  const chunks = (s: string) => s.match(/\d+|\D+/g) ?? []
-  const x = chunks(a)
-  const y = chunks(b)
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const p = x[i]
-    const q = y[i]
-    if (p === q) continue
-    const pd = /^\d/.test(p)
-    const qd = /^\d/.test(q)
-    if (pd && qd) {
-      const n = BigInt(p) - BigInt(q)
-      if (n !== 0n) return n < 0n ? -1 : 1
-      // equal values: the shorter (fewer leading zeros) first
-      return p.length - q.length
-    }
-    return p < q ? -1 : 1
-  }
-  return x.length - y.length
+/** Strings as kubectl 1.32's --sort-by orders them: byte by byte (web-10 before web-2). */
+export function byteCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }
 
 function compareValues(a: unknown, b: unknown): number {
@@ -77,7 +60,7 @@ function compareValues(a: unknown, b: unknown): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b)
   const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v))
-  return naturalCompare(text(a), text(b))
+  return byteCompare(text(a), text(b))
 }
 
 /**

@@ -95,6 +95,19 @@ describe('orch apply and orch delete', () => {
     assert.equal(applied.stdout, 'namespace/apply-scoped configured\n', 'server-side apply takes ownership of the fields: managedFields change')
   })
 
+  it('"IgnoreManagedFieldsTimestampsTransformer": applying again a manifest with empty maps and nulls (labels: {}, data: {}, creationTimestamp: null) writes nothing and says unchanged, the managedFields times kept', async () => {
+    const file = write('empties.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: empties\n  namespace: apply-ns\n  labels: {}\n  creationTimestamp: null\ndata: {}\n')
+    const created = await orch(['apply', '-f', file])
+    assert.equal(created.stdout, 'configmap/empties created\n', created.stderr)
+    const live = await get('/api/v1/namespaces/apply-ns/configmaps/empties')
+    const again = await orch(['apply', '-f', file])
+    assert.equal(again.code, 0, again.stderr)
+    assert.equal(again.stdout, 'configmap/empties unchanged\n')
+    const after = await get('/api/v1/namespaces/apply-ns/configmaps/empties')
+    assert.equal(after.json.metadata.resourceVersion, live.json.metadata.resourceVersion)
+    assert.deepEqual(after.json.metadata.managedFields, live.json.metadata.managedFields)
+  })
+
   it('apply -f - reads JSON from stdin; an object without a namespace goes to -n', async () => {
     const input = JSON.stringify({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'from-stdin'}, data: {a: 'b'}})
     const result = await orch(['apply', '-f', '-', '-n', 'apply-ns', '--server-side=false'], input)
@@ -227,7 +240,7 @@ data: {released: 2001-12-14, mode: "0644"}
     const refused = await orch(['apply', '-f', write('yaml11/bool.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yaml11-bool, namespace: apply-ns}\ndata: {enabled: yes}\n')])
     assert.equal(refused.code, 1)
     // server-side apply's words for it (kubectl apply --server-side says the same)
-    assert.match(refused.stderr, /\.data\.enabled: expected string, got true/)
+    assert.match(refused.stderr, /\.data\.enabled: expected string, got &value\.valueUnstructured\{Value:true\}/)
   })
 
   it('delete prints kubectl\'s `configmap "x" deleted` and the object is gone', async () => {
@@ -246,6 +259,12 @@ data: {released: 2001-12-14, mode: "0644"}
     assert.equal(ignored.code, 0, ignored.stderr)
     assert.equal(ignored.stdout, '')
     assert.equal(ignored.stderr, '')
+  })
+
+  it('delete --now with --grace-period is a usage error, exit 1 as kubectl: --now and --grace-period cannot be specified together', async () => {
+    const both = await orch(['delete', 'cm', 'nope', '-n', 'apply-ns', '--now', '--grace-period=5'])
+    assert.equal(both.code, 1)
+    assert.equal(both.stderr, 'error: --now and --grace-period cannot be specified together\n')
   })
 
   it('delete KIND/NAME names objects of several types; non-core kinds carry their group', async () => {

@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import * as yaml from 'js-yaml'
 import type {HttpMethod} from '../../src/client/index.js'
-import {naturalCompare, parseSortPath, sortByPath} from '../../src/cli/sort.js'
+import {byteCompare, parseSortPath, sortByPath} from '../../src/cli/sort.js'
 import {tempDir, type RunningOrch} from '../support/server.js'
 import {apiOf, lines, orchAt, serverFlags, spawnOrch, startCliServer, type LineStream, type OrchResult} from './support.js'
 
@@ -82,9 +82,9 @@ describe('kubectl flags of orch get, apply and delete', () => {
     assert.match(lines(repeated.stdout)[1], /^web-2 +1 +\d+s +db +$/)
   })
 
-  it('get --sort-by orders rows by a JSONPath field: strings in natural order, missing fields first, numbers by value', async () => {
+  it('get --sort-by orders rows by a JSONPath field: strings byte by byte as kubectl 1.32 (web-10 before web-2), missing fields first, numbers by value', async () => {
     const byName = await orch(['get', 'cm', '-n', 'kf', '--sort-by=.metadata.name', '-o', 'name'])
-    assert.equal(byName.stdout, 'configmap/web-1\nconfigmap/web-2\nconfigmap/web-10\n')
+    assert.equal(byName.stdout, 'configmap/web-1\nconfigmap/web-10\nconfigmap/web-2\n')
     const table = await orch(['get', 'cm', '-n', 'kf', '--sort-by', '{.data.b}'])
     assert.equal(table.code, 0, table.stderr)
     assert.deepEqual(lines(table.stdout).map((l) => l.split(/\s+/)[0]), ['NAME', 'web-2', 'web-1', 'web-10'])
@@ -95,10 +95,10 @@ describe('kubectl flags of orch get, apply and delete', () => {
     assert.equal(missing.stderr, 'error: couldn\'t find any field with path "{.nothing}" in the list of objects\n')
   })
 
-  it('--sort-by helpers: paths with indexes and escaped dots, Go natural order', () => {
+  it('--sort-by helpers: paths with indexes and escaped dots, byte order', () => {
     assert.deepEqual(parseSortPath('{.status.containerStatuses[0].restartCount}'), ['status', 'containerStatuses', 0, 'restartCount'])
     assert.deepEqual(parseSortPath('.metadata.labels.app\\.orch\\.io/name'), ['metadata', 'labels', 'app.orch.io/name'])
-    assert.deepEqual(['web-10', 'web-2', 'web-1', 'a'].sort(naturalCompare), ['a', 'web-1', 'web-2', 'web-10'])
+    assert.deepEqual(['web-10', 'web-2', 'web-1', 'a'].sort(byteCompare), ['a', 'web-1', 'web-10', 'web-2'])
     assert.deepEqual(sortByPath([{n: 3}, {n: 10}, {}, {n: 1}], '.n', (o) => o), [{}, {n: 1}, {n: 3}, {n: 10}])
   })
 

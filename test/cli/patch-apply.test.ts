@@ -201,13 +201,13 @@ describe('orch apply (server-side), orch patch, --wire, --raw and warnings', () 
       assert.equal((await get(cmPath('p'))).data.c, '3')
     })
 
-    it('--subresource scale patches the Scale; the object follows', async () => {
+    it('--subresource scale patches the Scale; the object follows; the line names the Scale, as kubectl prints what the server returned', async () => {
       const result = await orch(['patch', 'statefulsets.apps', 'pods', '--subresource', 'scale', '--type', 'merge', '-p', '{"spec":{"replicas":4}}'])
       assert.equal(result.code, 0, result.stderr)
-      assert.equal(result.stdout, 'statefulset.apps/pods patched\n')
+      assert.equal(result.stdout, 'scale.autoscaling/pods patched\n')
       assert.equal((await get(stsPath('pods'))).spec.replicas, 4)
       const again = await orch(['patch', 'sts', 'pods', '--subresource', 'scale', '--type', 'merge', '-p', '{"spec":{"replicas":4}}'])
-      assert.equal(again.stdout, 'statefulset.apps/pods patched (no change)\n')
+      assert.equal(again.stdout, 'scale.autoscaling/pods patched (no change)\n')
     })
 
     it('--field-manager names the writer of an ordinary patch (an Update entry)', async () => {

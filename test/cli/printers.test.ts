@@ -104,6 +104,15 @@ describe('resource words', () => {
     assert.equal(pickResource(all, 'statefulsets.v2.apps')?.version, 'v2')
     assert.equal(pickResource(all, 'widgets'), undefined)
   })
+
+  it('a resource only a non-preferred version serves is found by its bare word and resource.group, as kubectl finds mutatingadmissionpolicies (v1beta1 only)', () => {
+    const map = r('admissionregistration.orch.io', 'mutatingadmissionpolicies', 'MutatingAdmissionPolicy', [], 'v1beta1')
+    const withBeta = [...all, r('admissionregistration.orch.io', 'validatingadmissionpolicies', 'ValidatingAdmissionPolicy'), map]
+    assert.equal(pickResource(withBeta, 'mutatingadmissionpolicies'), map)
+    assert.equal(pickResource(withBeta, 'mutatingadmissionpolicies.admissionregistration.orch.io'), map)
+    assert.equal(pickResource(withBeta, 'MutatingAdmissionPolicy'), map)
+    assert.equal(pickResource(withBeta, 'statefulsets')?.version, 'v1', 'where the preferred version serves it, that one')
+  })
 })
 
 describe('manifests', () => {
