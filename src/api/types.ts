@@ -110,6 +110,9 @@ export interface RequestContext {
   warnings?: string[]
   /** the write's field manager, as the request named it */
   fieldManager?: string
+  /** the write's options as the request gave them (CreateOptions / UpdateOptions fields from the query,
+   *  DeleteOptions from the body or query), which admission webhooks see as `request.options` */
+  requestOptions?: Record<string, unknown>
   /** an update or apply that finds no object and creates it must also be allowed to create (throws
    *  the 403 when not), as Kubernetes' withAuthorization asks the authorizer on create-on-update */
   authorizeCreate?(): void

@@ -12,11 +12,13 @@ export interface AdmittedWrite {
   dryRun: boolean | undefined
 }
 
-/** The CreateOptions / UpdateOptions / DeleteOptions admission webhooks see. */
+/** The CreateOptions / UpdateOptions / DeleteOptions admission webhooks see: the request's, as it gave them. */
 function operationOptions(operation: Operation, dryRun: boolean | undefined, context: RequestContext): AnyObject | null {
   const kind = operation === 'CREATE' ? 'CreateOptions' : operation === 'UPDATE' ? 'UpdateOptions' : operation === 'DELETE' ? 'DeleteOptions' : undefined
   if (!kind) return null
   const options: AnyObject = {kind, apiVersion: 'meta.orch.io/v1'}
+  // the request's own options where it has them (the context of an in-process write has none)
+  if (context.requestOptions) return Object.assign(options, context.requestOptions)
   if (dryRun) options.dryRun = ['All']
   if (context.fieldManager) options.fieldManager = context.fieldManager
   return options

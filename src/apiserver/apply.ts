@@ -17,6 +17,27 @@ export interface ApplyRequestOptions {
   afterApply?: () => void
 }
 
+/**
+ * What any server-side apply is checked for before it is applied (the object's or its /scale): a field
+ * manager (PatchOptions' 422), and a configuration naming the URL's object — the patcher's checkName,
+ * which Kubernetes runs on every patch's result, apply's included. (A configuration of another kind, or
+ * none, is FieldManager.Apply's versionCheck 400: `invalid object type`.)
+ */
+export function checkApplyRequest(applied: AnyObject, info: ResourceRequest, fieldManager: string): void {
+  if (!fieldManager) {
+    throw errors.invalid({group: 'meta.orch.io', kind: 'PatchOptions'}, '', [
+      {type: 'FieldValueRequired', field: 'fieldManager', message: 'is required for apply patch'},
+    ])
+  }
+  if (applied.metadata?.name !== undefined && applied.metadata.name !== info.name) {
+    throw errors.badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${info.name})`)
+  }
+  const namespace = applied.metadata?.namespace
+  if (info.namespace && namespace && namespace !== info.namespace) {
+    throw errors.badRequest(`the namespace of the object (${namespace}) does not match the namespace on the request (${info.namespace})`)
+  }
+}
+
 export async function applyPatch(
   registry: ResourceRegistry,
   info: ResourceRequest,
@@ -24,15 +45,7 @@ export async function applyPatch(
   options: ApplyRequestOptions,
 ): Promise<{object: AnyObject; created: boolean}> {
   const applied = assertBodyObject(body)
-  if (!options.fieldManager) {
-    throw errors.invalid({group: 'meta.orch.io', kind: 'PatchOptions'}, '', [
-      {type: 'FieldValueRequired', field: 'fieldManager', message: 'is required for apply patch'},
-    ])
-  }
-  // (a configuration of another kind, or none, is FieldManager.Apply's versionCheck 400: `invalid object type`)
-  if (applied.metadata?.name !== undefined && applied.metadata.name !== info.name) {
-    throw errors.badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${info.name})`)
-  }
+  checkApplyRequest(applied, info, options.fieldManager)
   if (applied.metadata?.managedFields !== undefined) {
     throw errors.badRequest('metadata.managedFields must be nil in an apply configuration')
   }

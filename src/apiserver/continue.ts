@@ -9,6 +9,10 @@ interface Token {
   t: number
 }
 
+/** A token's revision -1: go on at the latest state (what a 410 for a compacted token offers; 0 would
+ *  not tell it from a token without one), as Kubernetes' handleCompactedErrorForPaging encodes it. */
+export const LATEST = -1
+
 export function encodeContinue(revision: number, lastKey: string, prefix: string, now: Date): string {
   const token: Token = {v: 'meta.orch.io/v1', rv: revision, start: lastKey.slice(prefix.length), t: now.getTime()}
   return Buffer.from(JSON.stringify(token)).toString('base64url')
@@ -32,7 +36,7 @@ export function decodeContinue(
     token === null ||
     token.v !== 'meta.orch.io/v1' ||
     !Number.isInteger(token.rv) ||
-    token.rv <= 0 ||
+    (token.rv <= 0 && token.rv !== LATEST) ||
     typeof token.start !== 'string' ||
     typeof token.t !== 'number'
   ) {

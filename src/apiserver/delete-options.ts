@@ -71,5 +71,16 @@ export function readDeleteOptions(body: AnyObject, raw: Buffer, contentType: str
       : {propagationPolicy: query.propagationPolicy, orphanDependents: query.orphanDependents}),
   }
   validateDeleteOptions({dryRun, propagationPolicy: options.propagationPolicy, orphanDependents: options.orphanDependents})
+  context.requestOptions = definedOnly({
+    gracePeriodSeconds: options.gracePeriodSeconds,
+    preconditions: options.preconditions,
+    orphanDependents: options.orphanDependents,
+    propagationPolicy: options.propagationPolicy,
+    dryRun: Array.isArray(dryRun) && dryRun.length > 0 ? dryRun : undefined,
+  })
   return options
+}
+
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined && value !== null))
 }

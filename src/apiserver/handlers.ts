@@ -1,11 +1,11 @@
 // Resource requests: path -> registry operation -> response in the negotiated encoding and view.
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {pod, podBinding, podEviction} from '../api/core/pod.js'
-import type {AnyObject, KindDeclaration, ObjectSchema, RequestContext, UserInfo, Verb} from '../api/types.js'
+import type {AnyObject, KindDeclaration, RequestContext, UserInfo, Verb} from '../api/types.js'
 import {negotiate, type Negotiated, type ViewKind, mediaTypeOf} from '../machinery/negotiation.js'
-import {scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFields, unknownFieldsSorted, warningHeader} from '../machinery/field-validation.js'
+import {scanJsonText, type NumberLiteralAt, type FieldValidation, pruneUnknownFields, unknownFieldsSorted, warningHeader} from '../machinery/field-validation.js'
 import {yamlDuplicateKeys} from '../machinery/yaml-duplicates.js'
-import {jsonPatchProblems, reportApplyYamlProblems, reportStrictProblems, typedBodyProblems, type StrictProblems} from './strict-decoding.js'
+import {checkPatchedFields, jsonPatchProblems, reportApplyYamlProblems, reportStrictProblems, typedBodyProblems, type StrictProblems} from './strict-decoding.js'
 import {applyJsonPatch, applyMergePatch} from '../machinery/patch.js'
 import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
@@ -15,17 +15,17 @@ import {acceptsGzip, assertNestingDepth, decodeBody, isJsonBody, JSON_PATCH, JSO
 import {cborSerializer, jsonSerializer, serializerSet, YAML_TYPE, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
 import type {ListParams} from './registry-list.js'
-import {dryRunParam, fieldManagerOf, fieldValidationParam, validateWriteOptions} from './write-options.js'
+import {dryRunParam, fieldManagerOf, fieldValidationParam, requestedWriteOptions, validateWriteOptions} from './write-options.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
-import {replicasFromScale, SCALE_KIND, scaleTable, toScale} from './scale.js'
-import {scaleSchema} from '../machinery/protobuf-schemas.js'
+import {scaleTable, toScale} from './scale.js'
+import {writeScale} from './scale-write.js'
 import {listMetaOf, listView, objectView} from './views.js'
 import {serveWatch} from './watch.js'
 import {jsonOf} from './stored-json.js'
 import {proxyToAgent, type AgentCredentials} from './node-proxy.js'
 import type {RequestAuthorizer} from './authorize.js'
-import {assertDecodes, assertPatchedDecodes, decodeFailure, patchedJson} from '../machinery/go-json.js'
-import {assertStrategicPatchConverts, strategicPatchShown} from '../machinery/go-converter.js'
+import {assertDecodes, assertPatchedDecodes, decodeFailure} from '../machinery/go-json.js'
+import {assertStrategicPatchConverts} from '../machinery/go-converter.js'
 import {readDeleteOptions} from './delete-options.js'
 import {bindPod, evictPod} from './pod-subresources.js'
 import {servePodLog} from './pod-log.js'
@@ -34,6 +34,7 @@ import {node as nodeDeclaration} from '../api/core/node.js'
 export {STRATEGIC_PATCH}
 export const APPLY_YAML = 'application/apply-patch+yaml'
 export const APPLY_CBOR = 'application/apply-patch+cbor'
+const APPLY_TYPES: ReadonlySet<string> = new Set([APPLY_YAML, APPLY_CBOR])
 
 export interface HandlerOptions {
   catalog: Catalog
@@ -68,9 +69,13 @@ function boolParam(query: URLSearchParams, name: string): boolean | undefined {
   return !(value === '0' || value.toLowerCase() === 'false')
 }
 
-/** `pretty` as Kubernetes reads it: strconv.ParseBool, a value it cannot parse meaning false */
-function prettyParam(query: URLSearchParams): boolean {
-  return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(query.get('pretty') ?? '')
+/** Kubernetes' isPrettyPrint: a `pretty` value as strconv.ParseBool reads it (one it cannot parse
+ *  meaning false); without one, pretty for curl, Wget and browsers (a User-Agent that starts so) */
+export function isPrettyPrint(query: URLSearchParams | undefined, userAgent: string | undefined): boolean {
+  const value = query?.get('pretty')
+  if (value) return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)
+  const agent = userAgent ?? ''
+  return agent.startsWith('curl') || agent.startsWith('Wget') || agent.startsWith('Mozilla/5.0')
 }
 
 /** The ListOptions of a list, watch or deletecollection, all decoded whichever verb uses them, as
@@ -180,7 +185,14 @@ export class ResourceHandler {
   }
 
   /** a write's context, built in one literal (a spread of a smaller one was ~4 µs a request) */
-  private context(info: ResourceRequest, user: UserInfo | undefined, audit: Record<string, string>, warnings: string[], fieldManager: string | undefined): RequestContext {
+  private context(
+    info: ResourceRequest,
+    user: UserInfo | undefined,
+    audit: Record<string, string>,
+    warnings: string[],
+    fieldManager: string | undefined,
+    requestOptions: Record<string, unknown> | undefined,
+  ): RequestContext {
     return {
       user,
       namespace: info.namespace || undefined,
@@ -190,6 +202,7 @@ export class ResourceHandler {
       audit,
       warnings,
       fieldManager,
+      requestOptions,
       authorizeCreate: () => {
         const denied = user && this.options.authorizeRequest?.(user, {...info, verb: 'create'})
         if (denied) throw denied
@@ -225,7 +238,7 @@ export class ResourceHandler {
       })
     }
     const verb = info.verb as Verb
-    const pretty = prettyParam(query)
+    const pretty = isPrettyPrint(query, request.headers['user-agent'])
     const gzip = (verb === 'get' || verb === 'list') && this.options.gates['APIResponseCompression'] !== false && acceptsGzip(request)
     const now = this.options.now()
     const includeObject = query.get('includeObject') ?? undefined
@@ -273,6 +286,10 @@ export class ResourceHandler {
     }
     if (verb === 'watch') {
       const negotiated = this.negotiate(request, declaration, ['Table', 'PartialObjectMetadata'])
+      // YAML has no stream serializer: NegotiateOutputMediaTypeStream's 406 names the ones that do
+      if (negotiated.serializer.mediaType === YAML_TYPE) {
+        throw errors.notAcceptable(this.serializers.all.filter((s) => s.mediaType !== YAML_TYPE).map((s) => `${s.mediaType};stream=watch`))
+      }
       checkTableOptions(negotiated.view, includeObject)
       return serveWatch(
         request,
@@ -320,7 +337,9 @@ export class ResourceHandler {
     // a refused write still carries the warnings gathered before the refusal, as in Kubernetes
     const annotated: AnnotatedResponse = response
     annotated[WARNINGS] = warnings
-    const context = this.context(info, user, audit, warnings, fieldManager)
+    // a delete's options are set once its body is read (readDeleteOptions)
+    const requestOptions = verb === 'delete' || verb === 'deletecollection' ? undefined : requestedWriteOptions(query)
+    const context = this.context(info, user, audit, warnings, fieldManager, requestOptions)
     const validation = fieldValidationParam(query)
     /** the numbers of a merge or JSON patch as written, where the patched object has them */
     let patchNumbers: NumberLiteralAt[] = []
@@ -382,8 +401,19 @@ export class ResourceHandler {
       return reply(201, created)
     }
     if (info.subresource === 'scale' && (verb === 'update' || verb === 'patch')) {
-      const view = (scale: AnyObject) => objectView(scaleTable, scale, negotiated.view, now, includeObject)
-      return this.scale(request, response, registry, info, verb, {dryRun, context}, {serializer: negotiated.serializer, view}, query)
+      const updated = await writeScale(request, registry, info, {
+        verb,
+        dryRun,
+        context,
+        query,
+        warnings,
+        patchDecoders: this.patchDecoders(),
+        applyTypes: APPLY_TYPES,
+        serializers: this.serializers,
+        apply: {fieldManager: query.get('fieldManager') ?? '', force: boolParam(query, 'force') ?? false},
+      })
+      const scale = objectView(scaleTable, toScale(updated), negotiated.view, now, includeObject)
+      return send(response, 200, scale, {serializer: negotiated.serializer, headers: warningHeaders(warnings)})
     }
     if (verb === 'update') {
       const body = assertBodyObject(await decodeChecked())
@@ -486,88 +516,12 @@ export class ResourceHandler {
     }
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
     const answer = handler(body, user)
-    const pretty = prettyParam(query)
+    const pretty = isPrettyPrint(query, request.headers['user-agent'])
     const headers = warningHeaders(warnings)
     return send(response, 201, {...answer, apiVersion, kind: declaration.kind}, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, declaration, headers})
   }
 
   /** PUT or PATCH of a Scale: only the parent's spec.replicas changes. */
-  private async scale(
-    request: IncomingMessage,
-    response: ServerResponse,
-    registry: ResourceRegistry,
-    info: ResourceRequest,
-    verb: 'update' | 'patch',
-    options: {dryRun: boolean; context: RequestContext},
-    answer: {serializer: Serializer; view: (scale: AnyObject) => AnyObject},
-    query: URLSearchParams,
-  ): Promise<void> {
-    const contentType = mediaTypeOf(request.headers['content-type'])
-    if (verb === 'patch' && contentType !== JSON_PATCH && contentType !== MERGE_PATCH && contentType !== STRATEGIC_PATCH && !this.extraPatchTypes.has(contentType)) {
-      throw errors.unsupportedMediaType(contentType, [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, ...this.extraPatchTypes.keys()])
-    }
-    if (verb === 'patch') validateWriteOptions('patch', query, contentType)
-    const decoder = verb === 'patch' ? (this.extraPatchTypes.get(contentType) ?? jsonSerializer) : undefined
-    const raw = await readBody(request)
-    if (verb === 'update') validateWriteOptions('update', query)
-    const body = decoder ? decodeBody(raw, contentType, {all: [decoder], byMediaType: () => decoder}) : decodeBody(raw, request.headers['content-type'], this.serializers)
-    // fieldValidation as for the parent's own writes
-    const validation = fieldValidationParam(query)
-    const warnings = (response as AnnotatedResponse)[WARNINGS] ?? []
-    const strict = {validation, problems: {decoding: [] as string[], yaml: [] as string[]}, warnings}
-    const text = raw.toString('utf8')
-    const scaleKind = SCALE_KIND
-    // a Scale is decoded as Kubernetes decodes it: spec.replicas an int32 (400; a patch's result: 422)
-    if (verb === 'update' && typeof body === 'object' && body !== null && !Array.isArray(body)) {
-      const scan = isJsonBody(request.headers['content-type']) ? scanJsonText(text) : undefined
-      assertDecodes(body as AnyObject, scaleSchema, scaleKind, raw, scan?.numberLiterals)
-      const unknown = pruneUnknownFields(body, scaleSchema)
-      if (validation !== 'Ignore') {
-        reportStrictProblems({decoding: typedBodyProblems(text, unknown, scan), yaml: []}, validation, warnings, (message) => decodeFailure(body as AnyObject, scaleKind, raw, message))
-      }
-    } else if (verb === 'patch' && validation !== 'Ignore') {
-      strict.problems.decoding =
-        contentType === JSON_PATCH ? jsonPatchProblems(text, body) : scanJsonText(text).duplicates.map((path) => `duplicate field "${path}"`)
-    }
-    const warningsBefore = warnings.length
-    const patchNumbers = verb === 'patch' ? patchNumbersOf(contentType, body, raw) : []
-    const updated = await registry.guaranteedUpdate(
-      info.namespace,
-      info.name,
-      (current) => {
-        const scale = toScale(current)
-        let wanted: AnyObject
-        if (verb === 'update') {
-          wanted = assertBodyObject(body)
-          // the Scale names the object of the URL, as any update's body must
-          checkName(wanted, info.name, info.namespace)
-          const rv = wanted.metadata?.resourceVersion
-          if (rv && rv !== current.metadata?.resourceVersion) throw errors.staleResourceVersion(registry.groupResource, info.name)
-        } else if (contentType === JSON_PATCH) {
-          wanted = assertBodyObject(applyJsonPatch(scale, body))
-        } else if (contentType === STRATEGIC_PATCH) {
-          wanted = assertBodyObject(strategicMergePatch(scale, body, scaleSchema))
-        } else {
-          // merge-style patches of a Scale touch spec.replicas only
-          wanted = assertBodyObject(applyMergePatch(scale, body))
-        }
-        if (contentType === STRATEGIC_PATCH) assertStrategicPatchConverts(wanted, body, scaleSchema, patchNumbers)
-        if (verb === 'patch') {
-          assertPatchedDecodes(wanted, scaleSchema, 'v1', contentType === STRATEGIC_PATCH ? [] : patchNumbers)
-          checkPatchedFields(contentType, body, wanted, scaleSchema, patchNumbers, strict, warningsBefore)
-        }
-        const replicas = replicasFromScale(wanted, info.name)
-        return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', {
-          ...options,
-          fieldManager: options.context.fieldManager,
-          managedSubresource: 'scale',
-        })
-      },
-      {dryRun: options.dryRun, admit: {context: options.context, subresource: 'scale'}},
-    )
-    send(response, 200, answer.view(toScale(updated)), {serializer: answer.serializer, headers: warningHeaders(warnings)})
-  }
-
   /** Applies the patch to the stored object (or its subresource part) and writes it back with CAS. */
   private async patch(
     registry: ResourceRegistry,
@@ -621,31 +575,6 @@ export class ResourceHandler {
   }
 }
 
-/** What fieldValidation finds in a patch once its result is known: the patch's own problems, then the
- *  result's unknown fields in the order Go meets them (the converter sorts its paths; a merge or JSON
- *  patch's result is JSON written from maps, keys sorted at each level). Strict: the patcher's 422 on
- *  field patch, its value the patched document (a strategic patch: the patch map); Warn: warnings,
- *  once however often the write is retried. The unknown fields are then dropped, as decoding does. */
-function checkPatchedFields(
-  contentType: string,
-  patch: unknown,
-  patched: AnyObject,
-  schema: ObjectSchema,
-  patchNumbers: readonly NumberLiteralAt[],
-  strict: {validation: FieldValidation; problems: StrictProblems; warnings: string[]},
-  warningsBefore: number,
-): void {
-  const unknown = contentType === STRATEGIC_PATCH ? unknownFields(patched, schema).sort() : unknownFieldsSorted(patched, schema)
-  const decoding = strict.validation === 'Ignore' ? [] : [...strict.problems.decoding, ...unknown.map((path) => `unknown field "${path}"`)]
-  if (strict.validation === 'Strict' && decoding.length > 0) {
-    const shown = contentType === STRATEGIC_PATCH ? strategicPatchShown(patch, patchNumbers) : patchedJson(patched, patchNumbers)
-    throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: shown, message: `strict decoding error: ${decoding.join(', ')}`}])
-  }
-  pruneUnknownFields(patched, schema)
-  strict.warnings.length = warningsBefore
-  strict.warnings.push(...decoding)
-}
-
 /** The answer is the object itself in compact JSON: it can be sent as the JSON bytes already made
  *  (stored or cached) instead of serialising it. */
 function isPlainJson(negotiated: Readonly<Negotiated<string> & {serializer: Serializer}>, pretty: boolean): boolean {
@@ -686,7 +615,7 @@ function warningHeaders(warnings: readonly string[]): {Warning: string} | undefi
   return warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined
 }
 
-export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined, serializers?: SerializerSet): void {
+export function statusResponse(response: ServerResponse, error: unknown, accept: string | undefined, serializers?: SerializerSet, pretty = false): void {
   const apiError = error instanceof ApiError ? error : errors.internal()
   const all = serializers?.all ?? [jsonSerializer, yamlSerializer]
   const negotiated = negotiate(accept, {mediaTypes: all.map((s) => s.mediaType), viewGroups: [], views: []})
@@ -696,7 +625,7 @@ export function statusResponse(response: ServerResponse, error: unknown, accept:
   // as Kubernetes: a Status that says when to retry says it in Retry-After too (client-go retries on it)
   const retryAfter = apiError.details?.retryAfterSeconds
   if (retryAfter && retryAfter > 0) headers['Retry-After'] = String(retryAfter)
-  send(response, apiError.code, apiError.toStatus(), {serializer, headers})
+  send(response, apiError.code, apiError.toStatus(), {serializer, headers, pretty})
 }
 
 export {cborSerializer}

@@ -3,7 +3,7 @@
 import type {AnyObject, FieldError} from '../api/types.js'
 import {errors} from '../machinery/status.js'
 import {CompactedError, type Store, type WatchCache} from '../storage/index.js'
-import {decodeContinue, encodeContinue} from './continue.js'
+import {decodeContinue, encodeContinue, LATEST} from './continue.js'
 import type {Selectors} from './selectors.js'
 import {decodeStored, storedWithVersion} from './stored-json.js'
 
@@ -78,6 +78,7 @@ export class ResourceLister {
         throw errors.badRequest('specifying resource version is not allowed when using continue')
       }
       const token = decodeContinue(params.continue, prefix, this.now(), this.continueTokenTtlMs)
+      if (token.revision === LATEST) return this.fromStore(prefix, selectors, limit, 0, token.startAfter, params.encoded)
       // a list's token pins a revision storage had; a later one is forged (storage cannot read it)
       if (token.revision > (await this.store.currentRevision())) {
         throw errors.badRequest('continue key is not valid: its resource version is ahead of storage')
@@ -200,11 +201,13 @@ export class ResourceLister {
       }
     } catch (error) {
       if (error instanceof CompactedError) {
-        throw errors.expired(
-          startAfter !== undefined
-            ? 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.'
-            : `The resourceVersion for the provided list is too old.`,
+        if (startAfter === undefined) throw errors.expired(`The resourceVersion for the provided list is too old.`)
+        const expired = errors.expired(
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
         )
+        // the token it speaks of: the same place, at the latest state
+        expired.continueToken = encodeContinue(LATEST, startAfter, prefix, this.now())
+        throw expired
       }
       throw error
     }

@@ -1,5 +1,6 @@
 // What the generic registry (./registry.ts) is given and small helpers it shares: write and delete
 // options, its dependencies, the kind-specific hooks around writes, and object helpers.
+import {isDeepStrictEqual} from 'node:util'
 import type {AnyObject, KindDeclaration, RequestContext} from '../api/types.js'
 import {goNullsToZero} from '../machinery/go-normalize.js'
 import {errors} from '../machinery/status.js'
@@ -93,6 +94,25 @@ export function generateNameSuffix(): string {
 export function withoutVersion(object: AnyObject): AnyObject {
   const {resourceVersion: _rv, ...metadata} = object.metadata ?? {}
   return {...object, metadata}
+}
+
+/**
+ * An update that changes no value writes nothing (key order does not count), nor one that would change
+ * only the times of managedFields entries (Kubernetes' IgnoreManagedFieldsTimestampsTransformer: the
+ * same entries in the same order otherwise). One comparison of the whole object, with the stored
+ * entries standing in for entries that differ from them only in their times.
+ */
+export function writesNothing(next: AnyObject, old: AnyObject): boolean {
+  const ours = next.metadata?.managedFields
+  const theirs = old.metadata?.managedFields
+  const timesOnly =
+    ours !== theirs &&
+    Array.isArray(ours) &&
+    Array.isArray(theirs) &&
+    ours.length === theirs.length &&
+    ours.every((entry, i) => isDeepStrictEqual({...(entry as AnyObject), time: undefined}, {...(theirs[i] as AnyObject), time: undefined}))
+  const compared = timesOnly ? {...next, metadata: {...next.metadata, managedFields: theirs}} : next
+  return isDeepStrictEqual(withoutVersion(compared), withoutVersion(old))
 }
 
 export function clone<T>(value: T): T {

@@ -1,7 +1,6 @@
 // The generic registry: every kind is stored, read, listed and written by this one piece of code,
 // driven by the kind's declaration (src/api). Kind-specific behaviour lives in the declarations.
 import {randomUUID} from 'node:crypto'
-import {isDeepStrictEqual} from 'node:util'
 import type {AnyObject, FieldError, KindDeclaration, RequestContext} from '../api/types.js'
 import {apiVersionOf} from '../api/types.js'
 import {errors, type GroupResource, successStatus} from '../machinery/status.js'
@@ -34,7 +33,7 @@ import {
   IMMORTAL_NAMESPACES,
   type RegistryDependencies,
   type RegistryHooks,
-  withoutVersion,
+  writesNothing,
   type WriteOptions,
 } from './registry-support.js'
 
@@ -442,9 +441,7 @@ export class ResourceRegistry {
     next: AnyObject,
     options: {dryRun?: boolean},
   ): Promise<AnyObject | 'conflict'> {
-    // key order does not count: an update that changes no value writes nothing
-    const unchanged = isDeepStrictEqual(withoutVersion(next), withoutVersion(old))
-    if (unchanged) return old
+    if (writesNothing(next, old)) return old
     // Kubernetes' ShouldDeleteDuringUpdate: the stored object is being deleted with no grace period
     // left (a pod in graceful termination stays until its agent deletes it with grace 0)
     const finishesDeletion =

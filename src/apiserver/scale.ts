@@ -2,7 +2,9 @@
 // status.replicas, as Kubernetes serves it for StatefulSets.
 import {ageColumn} from '../api/columns.js'
 import type {AnyObject} from '../api/types.js'
+import {FieldSet, fieldElement} from '../machinery/field-path.js'
 import {labelSelectorFromObject} from '../machinery/labels.js'
+import {decodeManagedFields, emptyManaged, encodeManagedFields, type ManagedFieldsEntry} from '../machinery/managed-fields.js'
 import {errors} from '../machinery/status.js'
 import type {TableShape} from './views.js'
 
@@ -60,4 +62,56 @@ export function replicasFromScale(scale: AnyObject, name: string): number {
     ])
   }
   return replicas
+}
+
+/** `.spec.replicas`: the same path in the parent (a StatefulSet) and in its Scale */
+const REPLICAS_PATH = [fieldElement('spec'), fieldElement('replicas')]
+/** a set of its own each time: sets are not shared between entries */
+const replicasSet = (): FieldSet => FieldSet.of(REPLICAS_PATH)
+
+/**
+ * Kubernetes' ScaleHandler.ToSubresource: the parent's managers that own `.spec.replicas`, each
+ * owning only that in the Scale, at autoscaling/v1 — what a write to /scale is field-managed against.
+ */
+export function scaleManagedFields(parentEntries: unknown): ManagedFieldsEntry[] {
+  const parent = decodeManagedFields(parentEntries)
+  const scale = emptyManaged()
+  for (const [id, versioned] of parent.fields) {
+    if (!versioned.set.has(REPLICAS_PATH)) continue
+    scale.fields.set(id, {set: replicasSet(), apiVersion: SCALE_API_VERSION, applied: versioned.applied})
+    scale.times.set(id, parent.times.get(id))
+  }
+  return encodeManagedFields(scale)
+}
+
+/**
+ * ScaleHandler.ToParent: the Scale's managers after a write, folded back into the parent's entries.
+ * A parent manager that owned `.spec.replicas` and no longer does in the Scale loses it (its entry
+ * goes when nothing is left); a manager new to it gets an entry for `.spec.replicas` at the parent's
+ * version (its manager identifier keeps the `scale` subresource).
+ */
+export function parentManagedFields(parentEntries: unknown, scaleEntries: unknown, parentApiVersion: string): ManagedFieldsEntry[] {
+  const parent = decodeManagedFields(parentEntries)
+  const scale = decodeManagedFields(scaleEntries)
+  const replicas = REPLICAS_PATH
+  const out = emptyManaged()
+  for (const [id, versioned] of parent.fields) {
+    const keep = !versioned.set.has(replicas) || scale.fields.has(id)
+    if (keep) {
+      out.fields.set(id, versioned)
+      out.times.set(id, parent.times.get(id))
+      if (versioned.set.has(replicas)) scale.fields.delete(id)
+      continue
+    }
+    const rest = versioned.set.difference(replicasSet())
+    if (rest.isEmpty()) continue
+    out.fields.set(id, {...versioned, set: rest})
+    out.times.set(id, parent.times.get(id))
+  }
+  for (const [id, versioned] of scale.fields) {
+    if (!versioned.set.has(replicas)) continue
+    out.fields.set(id, {set: replicasSet(), apiVersion: parentApiVersion, applied: versioned.applied})
+    out.times.set(id, scale.times.get(id))
+  }
+  return encodeManagedFields(out)
 }

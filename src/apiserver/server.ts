@@ -11,6 +11,7 @@ import {defaultGates} from '../machinery/features.js'
 import type {Logger} from '../machinery/log.js'
 import {errors, qualified} from '../machinery/status.js'
 import {Compactor, type Store} from '../storage/index.js'
+import {storageErrorStatus} from './storage-errors.js'
 import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Authenticator} from './authn.js'
 import type {AdmissionChain} from '../admission/chain.js'
 import {buildAdmissionChain} from './admission-setup.js'
@@ -22,13 +23,15 @@ import type {AuditLog} from './audit.js'
 import type {AgentCredentials} from './node-proxy.js'
 import type {RequestInfo} from './requestinfo.js'
 import {Catalog} from './catalog.js'
-import {createdObjectName, ResourceHandler, statusResponse} from './handlers.js'
+import {createdObjectName, isPrettyPrint, ResourceHandler, statusResponse} from './handlers.js'
 import {ResourceRegistry} from './registry.js'
 import {parseRequestTarget, resolveRequestInfo} from './requestinfo.js'
 import {ServiceAllocator} from './service-ips.js'
 import {ServiceRepair} from './service-repair.js'
+import {DefaultServiceCIDRController} from './default-servicecidr.js'
 import {DEFAULT_NODE_PORT_RANGE, NodePortAllocator, type PortRange} from './service-nodeports.js'
 import {NonResourceHandler} from './nonresource.js'
+import {EventExpiry} from './event-ttl.js'
 import {ApiMetrics} from './metrics.js'
 import {HealthEndpoints, pingCheck, withDeadline, type HealthCheck, type HealthChecks} from './health.js'
 
@@ -43,6 +46,8 @@ export interface ApiServerOptions {
   shutdownDelayMs?: number
   /** how often history is compacted (default 1 minute) */
   compactIntervalMs?: number
+  /** --event-ttl: how long an Event lives after its last write (default 1 hour; 0 keeps them) */
+  eventTtlMs?: number
   /** kinds served (default: all of src/api) */
   declarations?: readonly KindDeclaration[]
   /** feature gates in force */
@@ -57,6 +62,8 @@ export interface ApiServerOptions {
   serviceRepairIntervalMs?: number
   /** how young an allocation no Service holds is still a create in flight (default 60 s; tests shorten it) */
   serviceRepairGraceMs?: number
+  /** how often the default ServiceCIDR is looked at (default 10 s; tests shorten it) */
+  defaultServiceCIDRIntervalMs?: number
   /** the serving certificate and key, and the client CA; may still be in the making (first start) */
   tls: ServerTLS | Promise<ServerTLS>
   /** who a request is from: client certificates and bearer tokens */
@@ -70,8 +77,7 @@ export interface ApiServerOptions {
 }
 
 /** Namespaces that exist from the first start, as Kubernetes' kube-system/kube-public/kube-node-lease/default. */
-/** the ServiceCIDR made from --service-cluster-ip-range */
-export const DEFAULT_SERVICE_CIDR = 'orch'
+export {DEFAULT_SERVICE_CIDR} from './default-servicecidr.js'
 
 export const SYSTEM_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease']
 
@@ -119,6 +125,8 @@ export class ApiServer {
   private readonly serviceAllocator: ServiceAllocator
   /** their repair loops: at start, then periodically */
   private readonly serviceRepair: ServiceRepair
+  private readonly eventExpiry: EventExpiry
+  private readonly defaultServiceCIDR: DefaultServiceCIDRController
 
   constructor(private readonly options: ApiServerOptions) {
     this.compactor = new Compactor(options.store, {
@@ -174,6 +182,18 @@ export class ApiServer {
       graceMs: options.serviceRepairGraceMs,
       // SQLite moves every watch cache on with each commit; etcd only with writes to the resource
       cacheWaitMs: options.store.backend === 'sqlite' ? 1_000 : 0,
+    })
+    this.eventExpiry = new EventExpiry(options.store, this.registry('', 'events').cache, {
+      ttlMs: options.eventTtlMs ?? 60 * 60_000,
+      now: this.now,
+      logger: options.logger,
+    })
+    this.defaultServiceCIDR = new DefaultServiceCIDRController({
+      registry: this.registry('networking.orch.io', 'servicecidrs'),
+      cidrs: options.serviceClusterIPRange ?? ['10.96.0.0/12'],
+      logger: options.logger,
+      now: this.now,
+      intervalMs: options.defaultServiceCIDRIntervalMs,
     })
     const modes = options.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES
     this.authorizer = buildAuthorizer(modes, registrySource(this.registries), podNodeFromRegistry(this.registry('', 'pods')))
@@ -233,7 +253,7 @@ export class ApiServer {
     return (await namespaces.getIfExists('', name)) ?? null
   }
 
-  /** Creates the system namespaces and the default ServiceCIDR on first start. */
+  /** Creates the system namespaces and the default ServiceCIDR when absent. */
   private async bootstrap(): Promise<void> {
     const createIfAbsent = async (registry: ResourceRegistry, object: AnyObject) => {
       try {
@@ -245,12 +265,8 @@ export class ApiServer {
     // all at once: one group commit instead of one per object
     await Promise.all([
       ...SYSTEM_NAMESPACES.map((name) => createIfAbsent(this.registry('', 'namespaces'), {apiVersion: 'v1', kind: 'Namespace', metadata: {name}})),
-      createIfAbsent(this.registry('networking.orch.io', 'servicecidrs'), {
-        apiVersion: 'networking.orch.io/v1',
-        kind: 'ServiceCIDR',
-        metadata: {name: DEFAULT_SERVICE_CIDR},
-        spec: {cidrs: this.options.serviceClusterIPRange ?? ['10.96.0.0/12']},
-      }),
+      // created when absent, and again whenever it is gone (./default-servicecidr.ts)
+      this.defaultServiceCIDR.first(),
       // the default roles and bindings: created when missing, never overwritten (an admin may edit them)
       ...defaultRBACObjects().map((object) =>
         createIfAbsent(this.registry('rbac.orch.io', object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'), object),
@@ -314,6 +330,8 @@ export class ApiServer {
     this.cachesSynced = true
     this.compactor.start()
     this.serviceRepair.start()
+    this.eventExpiry.start()
+    this.defaultServiceCIDR.start()
     return server.address() as AddressInfo
   }
 
@@ -341,11 +359,12 @@ export class ApiServer {
       }
       // watches would be in flight until their timeout: they end now
       this.shuttingDown.abort()
-      await Promise.allSettled([...this.inFlight, this.serviceRepair.stop()])
+      await Promise.allSettled([...this.inFlight, this.serviceRepair.stop(), this.defaultServiceCIDR.stop()])
       for (const registry of this.registries.values()) registry.cache.stop()
       for (const socket of this.sockets) socket.destroy()
       await closed
       await this.compactor.stop()
+      await this.eventExpiry.stop()
       await this.options.auditLog?.close()
       await this.options.store.close()
     })()
@@ -382,21 +401,25 @@ export class ApiServer {
       if (info.isResourceRequest) {
         await this.resources.handle(request, response, info, query, actor, annotations)
       } else if (path === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) {
-        this.serveMetrics(response)
+        await this.serveMetrics(response)
       } else if (!this.nonResources.handle(request, response, path, query) && !(await this.health.handle(path, query, response))) {
         throw errors.pathNotFound(path)
       }
     } catch (error) {
       if ((error as {code?: number}).code === undefined || !(error instanceof Error && error.name === 'ApiError')) {
         // a client that went away mid-request (its upload aborted) is no server failure to log loudly
-        if (request.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+        // (its socket is gone: `request.destroyed` alone is true too once a body has been read in full)
+        if (request.socket.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
           this.options.logger.v(2, 'client went away during the request', {method: request.method, path: request.url, error: (error as Error).message})
         } else {
           this.options.logger.error('request failed', {method: request.method, path: request.url, error: (error as Error).stack ?? error})
         }
       }
-      failure = error instanceof Error && error.name === 'ApiError' ? error.message : 'Internal error occurred'
-      if (!response.headersSent) statusResponse(response, error, request.headers.accept, this.resources.serializers)
+      // a storage error goes out as Kubernetes answers it (etcd's own text, or 504), never with our
+      // endpoints and keys, which the log above keeps
+      const answered = storageErrorStatus(error) ?? error
+      failure = answered instanceof Error && answered.name === 'ApiError' ? answered.message : 'Internal error occurred'
+      if (!response.headersSent) statusResponse(response, answered, request.headers.accept, this.resources.serializers, prettyFor(request))
       else response.destroy()
     } finally {
       ;(finished ?? this.metrics.started(request, this.metrics.labelsOf(request, undefined, undefined)))(response.statusCode)
@@ -416,11 +439,15 @@ export class ApiServer {
     }
   }
 
-  private serveMetrics(response: ServerResponse): void {
+  private async serveMetrics(response: ServerResponse): Promise<void> {
+    // Kubernetes counts the objects in etcd, and reports -1 when the count cannot be obtained: the
+    // watch caches hold the count, valid while etcd answers (it goes on serving from them without it)
+    const store = this.options.store
+    const counted = store.backend !== 'etcd' || (await store.check(STORE_READINESS_TIMEOUT_MS).then(() => true, () => false))
     // one series per resource: a resource served in two versions shares its storage
     const storage = () => {
       const counts = new Map<string, number>()
-      for (const registry of this.registries.values()) counts.set(qualified(registry.groupResource), registry.cache.size)
+      for (const registry of this.registries.values()) counts.set(qualified(registry.groupResource), counted ? registry.cache.size : -1)
       return [...counts].map(([resource, count]) => ({resource, count}))
     }
     response.writeHead(200, {'Content-Type': 'text/plain; version=0.0.4; charset=utf-8'})
@@ -443,3 +470,10 @@ export class ApiServer {
   }
 }
 
+/** whether an error answer is pretty-printed, as any answer to this request (isPrettyPrint) */
+function prettyFor(request: IncomingMessage): boolean {
+  const url = request.url ?? ''
+  const queryAt = url.indexOf('?')
+  const query = queryAt >= 0 && url.includes('pretty', queryAt) ? new URLSearchParams(url.slice(queryAt + 1)) : undefined
+  return isPrettyPrint(query, request.headers['user-agent'])
+}

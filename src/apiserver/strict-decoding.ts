@@ -1,7 +1,11 @@
 // fieldValidation's findings as Kubernetes reports them: Strict refuses the request with one 400
 // listing every problem, Warn sends each back in a Warning header, Ignore looks for none.
-import type {FieldValidation} from '../machinery/field-validation.js'
-import {orderedFieldProblems, scanJsonText, type JsonTextScan} from '../machinery/field-validation.js'
+import type {AnyObject, ObjectSchema} from '../api/types.js'
+import type {FieldValidation, NumberLiteralAt} from '../machinery/field-validation.js'
+import {orderedFieldProblems, pruneUnknownFields, scanJsonText, unknownFields, unknownFieldsSorted, type JsonTextScan} from '../machinery/field-validation.js'
+import {strategicPatchShown} from '../machinery/go-converter.js'
+import {patchedJson} from '../machinery/go-json.js'
+import {STRATEGIC_PATCH} from './codec.js'
 import {errors} from '../machinery/status.js'
 
 /** What strict decoding found: go-yaml's duplicate-key lines (`line 5: key "name" already set in map`)
@@ -50,4 +54,29 @@ export function jsonPatchProblems(text: string, patch: unknown): string[] {
     for (const key of Object.keys(operation)) if (!JSON_PATCH_OPERATION_FIELDS.has(key)) unknown.push(`[${index}].${key}`)
   })
   return orderedFieldProblems(text, unknown, scanJsonText(text), 'json patch ')
+}
+
+/** What fieldValidation finds in a patch once its result is known: the patch's own problems, then the
+ *  result's unknown fields in the order Go meets them (the converter sorts its paths; a merge or JSON
+ *  patch's result is JSON written from maps, keys sorted at each level). Strict: the patcher's 422 on
+ *  field patch, its value the patched document (a strategic patch: the patch map); Warn: warnings,
+ *  once however often the write is retried. The unknown fields are then dropped, as decoding does. */
+export function checkPatchedFields(
+  contentType: string,
+  patch: unknown,
+  patched: AnyObject,
+  schema: ObjectSchema,
+  patchNumbers: readonly NumberLiteralAt[],
+  strict: {validation: FieldValidation; problems: StrictProblems; warnings: string[]},
+  warningsBefore: number,
+): void {
+  const unknown = contentType === STRATEGIC_PATCH ? unknownFields(patched, schema).sort() : unknownFieldsSorted(patched, schema)
+  const decoding = strict.validation === 'Ignore' ? [] : [...strict.problems.decoding, ...unknown.map((path) => `unknown field "${path}"`)]
+  if (strict.validation === 'Strict' && decoding.length > 0) {
+    const shown = contentType === STRATEGIC_PATCH ? strategicPatchShown(patch, patchNumbers) : patchedJson(patched, patchNumbers)
+    throw errors.invalid({group: '', kind: ''}, '', [{type: 'FieldValueInvalid', field: 'patch', value: shown, message: `strict decoding error: ${decoding.join(', ')}`}])
+  }
+  pruneUnknownFields(patched, schema)
+  strict.warnings.length = warningsBefore
+  strict.warnings.push(...decoding)
 }

@@ -92,23 +92,38 @@ export async function serveWatch(
   const initial = params.sendInitialEvents ?? (requested === undefined || requested === 0)
   if (params.sendInitialEvents && requested === undefined) {
     await cache.waitUntil(await currentRevision(registry), 10_000)
-  } else if (params.sendInitialEvents && requested !== undefined && requested > 0) {
-    // a version storage has not reached: 504 with cause ResourceVersionTooLarge, as a list answers
-    await registry.notAhead(requested)
-    await cache.waitUntil(requested, 10_000)
+  } else if (params.sendInitialEvents && requested !== undefined && requested > 0 && cache.revision < requested) {
+    // Kubernetes' waitUntilWatchCacheFreshAndForceAllEvents: up to 3 s for the cache to reach the
+    // version; one not reached is an ERROR event (504, cause ResourceVersionTooLarge) on a 200 stream
+    try {
+      await cache.waitUntil(requested, 3_000)
+    } catch {
+      const current = await currentRevision(registry)
+      if (requested > current) {
+        const tooLarge = errors.tooLargeResourceVersion(requested, current).toStatus() as unknown as AnyObject
+        response.writeHead(200, watchStreamHeaders(options.serializer))
+        response.end(options.serializer.frame({type: 'ERROR', object: tooLarge}, registry.declaration))
+        return
+      }
+      // storage has it: the cache is on its way
+      await cache.waitUntil(requested, 10_000)
+    }
   }
   const kindMeta = {kind: registry.declaration.kind, apiVersion: registry.apiVersion}
-  const streamHeaders = {
-    'Content-Type': options.serializer.streamMediaType,
-    'Cache-Control': 'no-cache, private',
-    'Transfer-Encoding': 'chunked',
-  }
+  const streamHeaders = watchStreamHeaders(options.serializer)
   const frame = (type: EventType, object: AnyObject): Buffer => {
     if (!options.view && options.serializer.mediaType === JSON_TYPE) return cachedJsonFrame(type, object)
     if (!options.view) return cachedFrame(`${options.serializer.mediaType} ${type}`, object, () => options.serializer.frame({type, object}, registry.declaration))
     const body = objectView(registry.declaration, object, options.view, options.now(), options.includeObject)
+    // the watch's first Table carries the column definitions, later ones none (the watch encoder's
+    // tableOptions.NoHeaders after the first event: `columnDefinitions: null`)
+    if (body.kind === 'Table' && type !== 'ERROR') {
+      if (tableHeadersSent) body.columnDefinitions = null
+      tableHeadersSent = true
+    }
     return options.serializer.frame({type, object: body}, registry.declaration)
   }
+  let tableHeadersSent = false
   const bookmark = (revision: number, extra?: Record<string, string>): Buffer => {
     const metadata: AnyObject = {resourceVersion: String(revision)}
     if (extra) metadata.annotations = extra
@@ -149,9 +164,11 @@ export async function serveWatch(
         if (frames.length > 0) response.write(frames.length === 1 ? frames[0] : Buffer.concat(frames))
         lastSent = events[events.length - 1].revision
       },
-      onError: (error) => {
+      // the cache re-lists (its storage watch was compacted away) or stops: Kubernetes' cacher ends
+      // its watchers then without an ERROR event (terminateAllWatchers), and the client watches again
+      // from the last version it saw, which is 410 only when the new history does not hold it
+      onError: () => {
         if (ended) return
-        response.write(frame('ERROR', errors.expired(`watch ended: ${error.message}`).toStatus() as unknown as AnyObject))
         finish()
       },
     })
@@ -203,6 +220,10 @@ export async function serveWatch(
       if (!response.writableEnded) finish()
     })
   })
+}
+
+function watchStreamHeaders(serializer: {streamMediaType: string}): Record<string, string> {
+  return {'Content-Type': serializer.streamMediaType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked'}
 }
 
 function currentRevision(registry: ResourceRegistry): Promise<number> {

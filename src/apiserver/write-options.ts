@@ -54,6 +54,19 @@ export function validateWriteOptions(verb: WriteVerb, query: URLSearchParams, pa
   if (problems.length > 0) throw errors.invalid({group: 'meta.orch.io', kind: OPTIONS_KIND[verb]}, '', problems)
 }
 
+/** A create's, update's or patch's options as Kubernetes decodes them from the query (a patch's reach
+ *  admission as UpdateOptions or CreateOptions, which have no `force`); unset ones are left out. */
+export function requestedWriteOptions(query: URLSearchParams): Record<string, unknown> {
+  const options: Record<string, unknown> = {}
+  const dryRun = query.getAll('dryRun')
+  if (dryRun.length > 0) options.dryRun = dryRun
+  const fieldManager = query.get('fieldManager')
+  if (fieldManager) options.fieldManager = fieldManager
+  const fieldValidation = query.get('fieldValidation')
+  if (fieldValidation) options.fieldValidation = fieldValidation
+  return options
+}
+
 /** ?dryRun=All (checked by validateWriteOptions) */
 export function dryRunParam(query: URLSearchParams): boolean {
   return query.getAll('dryRun').length > 0

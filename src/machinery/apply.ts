@@ -222,8 +222,23 @@ export function apply(live: AnyObject | undefined, applied: AnyObject, schema: O
 
   const result = dropNulls(isPlainObject(next) ? next : {}, type) as AnyObject
   const changed = !valuesEqual(dropNulls(liveObject, type), result)
-  if (changed) managed.times.set(id, formatTime(options.now))
-  const managedFields = encodeManagedFields(managed)
+  // managedFieldsUpdater stamps an applier that keeps an entry, whether or not the object changed;
+  // IgnoreManagedFieldsTimestampsTransformer then keeps the stored entries when nothing but their
+  // times would change, so that a repeated apply writes nothing
+  if (managed.fields.has(id)) managed.times.set(id, formatTime(options.now))
+  let managedFields = encodeManagedFields(managed)
+  const liveEntries = live?.metadata?.managedFields
+  if (!changed && Array.isArray(liveEntries) && sameEntriesButTimes(liveEntries as ManagedFieldsEntry[], managedFields)) {
+    managedFields = liveEntries as ManagedFieldsEntry[]
+  }
   return {object: withManagedFields(changed ? result : liveObject, managedFields), managedFields, changed}
+}
+
+/** the same entries (in any order), times aside */
+function sameEntriesButTimes(stored: readonly ManagedFieldsEntry[], next: readonly ManagedFieldsEntry[]): boolean {
+  if (stored.length !== next.length) return false
+  const withoutTime = (entry: ManagedFieldsEntry) => JSON.stringify({...entry, time: undefined})
+  const remaining = new Set(stored.map(withoutTime))
+  return remaining.size === stored.length && next.every((entry) => remaining.has(withoutTime(entry)))
 }
 

@@ -103,6 +103,25 @@ const merge = new yaml.Type('tag:yaml.org,2002:merge', {kind: 'scalar', resolve:
 /** go-yaml v2's resolution of plain scalars, over YAML's failsafe schema (strings, sequences, mappings). */
 export const GO_YAML_SCHEMA = yaml.FAILSAFE_SCHEMA.extend({implicit: [goNull, goBool, goInt, goFloat, merge]})
 
+/** go-yaml v2's parseTimestamp formats (2006-1-2T15:4:5.999999999Z07:00, its lower-case t and
+ *  space-separated forms, 2006-1-2), with Go's ranges for each field */
+const TIMESTAMP = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:[Tt](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}))|(?: (\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d{1,9})?))?$/
+
+function isGoTimestamp(text: string): boolean {
+  const match = TIMESTAMP.exec(text)
+  if (!match) return false
+  const [, , month, day, h1, m1, s1, h2, m2, s2] = match
+  const hour = Number(h1 ?? h2 ?? 0)
+  const minute = Number(m1 ?? m2 ?? 0)
+  const second = Number(s1 ?? s2 ?? 0)
+  return Number(month) >= 1 && Number(month) <= 12 && Number(day) >= 1 && Number(day) <= 31 && hour <= 23 && minute <= 59 && second <= 59
+}
+
+/** Only for writing: go-yaml's encoder double-quotes a string it would resolve as a timestamp, though
+ *  its decoder gives such a plain scalar back as a string (for interface{} targets) */
+const goTimestamp = new yaml.Type('tag:yaml.org,2002:timestamp', {kind: 'scalar', resolve: (text: string | null) => text !== null && isGoTimestamp(text), construct: (text: string) => text})
+const GO_YAML_DUMP_SCHEMA = GO_YAML_SCHEMA.extend({implicit: [goTimestamp]})
+
 const LETTER = /\p{L}/u
 const DIGIT = /^[0-9]$/
 
@@ -221,7 +240,7 @@ function refuseExcessiveAliasing<T>(document: T): T {
 }
 
 /** YAML as Kubernetes writes it (sigs.k8s.io/yaml's JSONToYAML): keys in go-yaml's order, strings it
- *  would read as something else (`"0644"`, `"yes"`, `"1_000"`) double-quoted, no anchors, no folding. */
+ *  would read as something else (`"0644"`, `"yes"`, `"1_000"`, `"2026-01-01"`) double-quoted, no anchors, no folding. */
 export function dumpYaml(value: unknown, options: yaml.DumpOptions = {}): string {
-  return yaml.dump(value, {schema: GO_YAML_SCHEMA, noRefs: true, lineWidth: -1, sortKeys: goYamlKeyOrder, quotingType: '"', noArrayIndent: true, ...options})
+  return yaml.dump(value, {schema: GO_YAML_DUMP_SCHEMA, noRefs: true, lineWidth: -1, sortKeys: goYamlKeyOrder, quotingType: '"', noArrayIndent: true, ...options})
 }

@@ -70,11 +70,14 @@ export class ApiError extends Error {
     this.name = 'ApiError'
   }
 
+  /** the Status's ListMeta.continue: where a list whose token expired may go on from (latest state) */
+  continueToken?: string
+
   toStatus(): Status {
     const status: Status = {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.continueToken ? {continue: this.continueToken} : {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,
@@ -145,12 +148,9 @@ export const errors = {
     new ApiError(405, 'MethodNotAllowed', message),
   notAcceptable: (accepted: string[]) =>
     new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`),
-  unsupportedMediaType: (contentType: string, accepted: string[]) =>
-    new ApiError(
-      415,
-      'UnsupportedMediaType',
-      `the body of the request was in an unknown format (${contentType || 'none'}) - accepted media types include: ${accepted.join(', ')}`,
-    ),
+  /** negotiation's UnsupportedMediaTypeError, which does not name the type it was given */
+  unsupportedMediaType: (_contentType: string, accepted: string[]) =>
+    new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`),
   tooLarge: (message = 'the request is too large') => new ApiError(413, 'RequestEntityTooLarge', message),
   internal: (message = 'an error on the server has prevented the request from succeeding') =>
     new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),

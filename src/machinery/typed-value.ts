@@ -145,8 +145,33 @@ export function listItemElement(atom: ListAtom, item: unknown): PathElement | st
 
 // ---------- validation (the applied configuration) ----------
 
+/** How structured-merge-diff names a value of the wrong type in an applied configuration: Go's %#v of
+ *  the value.Value it decoded (`&value.valueUnstructured{Value:1}`). */
 function describe(value: unknown): string {
-  return JSON.stringify(value) ?? String(value)
+  return `&value.valueUnstructured{Value:${goSyntax(value)}}`
+}
+
+/** Go's %#v of a JSON value as decoded into interface{} (map keys sorted, as fmt prints them). */
+function goSyntax(value: unknown): string {
+  if (value === null || value === undefined) return 'interface {}(nil)'
+  if (typeof value === 'string') return goQuote(value)
+  if (typeof value === 'number') return goFloatOrInt(value)
+  if (Array.isArray(value)) return `[]interface {}{${value.map(goSyntax).join(', ')}}`
+  if (isPlainObject(value)) {
+    const entries = Object.keys(value).sort().map((key) => `${goQuote(key)}:${goSyntax(value[key])}`)
+    return `map[string]interface {}{${entries.join(', ')}}`
+  }
+  return String(value)
+}
+
+/** an integer as int64 prints it; another number as %#v prints a float64 (strconv's shortest 'g':
+ *  an exponent, of two digits at least, below 1e-4 and from 1e6 on) */
+function goFloatOrInt(n: number): string {
+  if (Number.isInteger(n) && Math.abs(n) < 2 ** 63) return String(n)
+  const [mantissa, exponent] = n.toExponential().split('e')
+  const power = Number(exponent)
+  if (power >= -4 && power < 6) return String(n)
+  return `${mantissa}e${power < 0 ? '-' : '+'}${String(Math.abs(power)).padStart(2, '0')}`
 }
 
 /** Errors as structured-merge-diff reports them: `.spec.foo: field not declared in schema`. */

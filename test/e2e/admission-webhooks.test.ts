@@ -85,6 +85,21 @@ describe('validating admission webhooks', () => {
     assert.equal(urls.at(-1), '/review?timeout=10s')
   })
 
+  it("request.options are the request's own CreateOptions, UpdateOptions (a patch's, without force) and DeleteOptions, as Kubernetes passes them to admission", async () => {
+    hooks.handle('/options', (review) => allow(review))
+    const ns = await setup('options', {rules: [{operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps']}]})
+    const created = await call(server.url, 'POST', `${CM(ns)}?fieldManager=kubectl-client-side-apply&fieldValidation=Strict`, configMap('opts'))
+    assert.equal(created.status, 201, created.text)
+    const patched = await call(server.url, 'PATCH', `${CM(ns)}/opts?fieldManager=editor`, {data: {a: 'c'}}, {'Content-Type': 'application/merge-patch+json'})
+    assert.equal(patched.status, 200, patched.text)
+    const deleted = await call(server.url, 'DELETE', `${CM(ns)}/opts`, {kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', gracePeriodSeconds: 0})
+    assert.equal(deleted.status, 200, deleted.text)
+    const [create, update, remove] = hooks.received.get('/options')!.map((review) => review.request.options)
+    assert.deepEqual(create, {kind: 'CreateOptions', apiVersion: 'meta.orch.io/v1', fieldManager: 'kubectl-client-side-apply', fieldValidation: 'Strict'})
+    assert.deepEqual(update, {kind: 'UpdateOptions', apiVersion: 'meta.orch.io/v1', fieldManager: 'editor'})
+    assert.deepEqual(remove, {kind: 'DeleteOptions', apiVersion: 'meta.orch.io/v1', gracePeriodSeconds: 0, propagationPolicy: 'Background'})
+  })
+
   it('admissionReviewVersions: the first the server supports is used, and the answer must be of that version', async () => {
     hooks.handle('/beta', (review) =>
       review.request.object.metadata.name.startsWith('answer-v1')

@@ -341,6 +341,11 @@ describe('API core: standard operations', () => {
   it('an unsupported Content-Type is 415', async () => {
     const result = await api('POST', '/api/v1/namespaces/default/configmaps', 'x', {'Content-Type': 'text/plain'})
     assertStatus(result, 415, 'UnsupportedMediaType')
+    // negotiation's UnsupportedMediaTypeError: the accepted types, not the one given
+    assert.match(result.json.message, /^the body of the request was in an unknown format - accepted media types include: application\/json, application\/yaml/)
+    const patch = await api('PATCH', '/api/v1/namespaces/default/configmaps/x', '{}', {'Content-Type': 'application/xml'})
+    assertStatus(patch, 415, 'UnsupportedMediaType')
+    assert.match(patch.json.message, /^the body of the request was in an unknown format - accepted media types include: application\/json-patch\+json, application\/merge-patch\+json/)
   })
 
   it('a body over 3 MiB is 413', async () => {
@@ -394,6 +399,20 @@ describe('API core: standard operations', () => {
     assert.ok(result.text.startsWith('{\n  "'), result.text.slice(0, 40))
   })
 
+  it('"isPrettyPrint": without a pretty value, answers to curl, Wget and browsers are indented, errors too; a pretty value decides (pretty=false is compact for curl)', async () => {
+    for (const agent of ['curl/8.5.0', 'Wget/1.21', 'Mozilla/5.0 (X11; Linux x86_64)']) {
+      const result = await api('GET', '/api/v1/namespaces/default', undefined, {'User-Agent': agent})
+      assert.ok(result.text.startsWith('{\n  "'), `${agent}: ${result.text.slice(0, 40)}`)
+    }
+    const missing = await api('GET', '/api/v1/namespaces/default/configmaps/not-there', undefined, {'User-Agent': 'curl/8.5.0'})
+    assert.equal(missing.status, 404)
+    assert.ok(missing.text.startsWith('{\n  "kind": "Status"'), missing.text.slice(0, 40))
+    const compact = await api('GET', '/api/v1/namespaces/default?pretty=false', undefined, {'User-Agent': 'curl/8.5.0'})
+    assert.ok(compact.text.startsWith('{"'), compact.text.slice(0, 40))
+    const tool = await api('GET', '/api/v1/namespaces/default', undefined, {'User-Agent': 'kubectl/v1.32.0 (linux/amd64)'})
+    assert.ok(tool.text.startsWith('{"'), tool.text.slice(0, 40))
+  })
+
   it('an Accept no serializer can serve is 406, and so is one that names no media range; q only orders the ranges (q=0 or an unreadable q is still served, as goautoneg reads it), and a lone * is */*', async () => {
     assertStatus(await api('GET', '/api/v1/namespaces/default', undefined, {Accept: 'text/html'}), 406, 'NotAcceptable')
     assertStatus(await api('GET', '/api/v1/namespaces/default', undefined, {Accept: 'garbage;;;'}), 406, 'NotAcceptable')
@@ -427,6 +446,10 @@ describe('API core: standard operations', () => {
     const moved = await api('PATCH', path, {metadata: {namespace: 'orch-system'}}, {'Content-Type': 'application/strategic-merge-patch+json'})
     assertStatus(moved, 400, 'BadRequest')
     assert.equal(moved.json.message, 'the namespace of the object (orch-system) does not match the namespace on the request (default)')
+    // server-side apply to the existing object too (the namespace was once silently dropped)
+    const applied = await api('PATCH', `${path}?fieldManager=m1`, JSON.stringify({...cm('fixed-name', {a: '3'}), metadata: {name: 'fixed-name', namespace: 'orch-system'}}), {'Content-Type': 'application/apply-patch+yaml'})
+    assertStatus(applied, 400, 'BadRequest')
+    assert.equal(applied.json.message, 'the namespace of the object (orch-system) does not match the namespace on the request (default)')
     assert.deepEqual((await api('GET', path)).json.data, {a: '1'})
     assert.equal((await api('GET', '/api/v1/namespaces/default/configmaps/other-name')).status, 404)
   })

@@ -96,7 +96,7 @@ describe('bad input: values of the wrong type', () => {
     const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yaml-strings}\ndata: {released: 2001-12-14, mode: "0644", answer: "yes", k10: a, k2: b}\n'
     assert.equal((await api('POST', configmaps, cm, {'Content-Type': 'application/yaml'})).status, 201)
     const read = await api('GET', `${configmaps}/yaml-strings`, undefined, {Accept: 'application/yaml'})
-    assert.match(read.text, /^data:\n {2}answer: "yes"\n {2}k2: b\n {2}k10: a\n {2}mode: "0644"\n {2}released: "?2001-12-14"?\n/m)
+    assert.match(read.text, /^data:\n {2}answer: "yes"\n {2}k2: b\n {2}k10: a\n {2}mode: "0644"\n {2}released: "2001-12-14"\n/m)
     const stored = (await api('GET', `${configmaps}/yaml-strings`)).json
     assert.deepEqual(stored.data, {released: '2001-12-14', mode: '0644', answer: 'yes', k10: 'a', k2: 'b'})
   })
@@ -176,7 +176,7 @@ describe('bad input: values of the wrong type', () => {
     await api('POST', configmaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'moved'}, data: {a: '1'}})
     const result = await api('PATCH', `${configmaps}/moved`, [{op: 'move', from: '', path: '/metadata/generateName'}], {'Content-Type': 'application/json-patch+json'})
     assert.equal(result.status, 422, result.text)
-    assert.match(result.json.message, /move operation does not apply: from "" is a prefix of path "\/metadata\/generateName"/)
+    assert.equal(result.json.message, 'the server rejected our request due to an error in our request: move operation does not apply: doc is missing from path: : missing value')
   })
 
   it('a Scale is decoded as Kubernetes decodes it: replicas past int32 or of another type is 400 (PUT) or 422 (PATCH), nothing stored', async () => {
@@ -447,7 +447,7 @@ data: ${nested(1000)}
       {'Content-Type': 'application/apply-patch+yaml'},
     )
     assert.equal(result.status, 400, result.text)
-    assert.match(result.json.message, /failed to create typed patch object .*\.data\.a: expected string, got 7/)
+    assert.match(result.json.message, /failed to create typed patch object .*\.data\.a: expected string, got &value\.valueUnstructured\{Value:7\}/)
     assert.equal((await api('GET', `${configmaps}/ssa`)).status, 404)
   })
 })

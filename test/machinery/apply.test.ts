@@ -87,6 +87,32 @@ describe('server-side apply: create and managedFields', () => {
     assert.deepEqual(again.object, first)
   })
 
+  it('a second applier that changes no value still gets its entry stamped with the time (managedFieldsUpdater), after the first', () => {
+    const first = stored(apply(undefined, webConfig, schema, 'kubectl', options))
+    const coOwner = applied(apply(first, sts({replicas: 3}), schema, 'scaler', {...options, now: later}))
+    assert.equal(coOwner.changed, false)
+    assert.deepEqual(
+      coOwner.managedFields.map((entry) => [entry.manager, entry.time]),
+      [
+        ['kubectl', '2025-06-01T12:00:00Z'],
+        ['scaler', '2025-06-01T12:05:00Z'],
+      ],
+    )
+    // and applying it again later is a no-op: the stored entries, times included, are kept
+    const again = applied(apply(stored(coOwner), sts({replicas: 3}), schema, 'scaler', {...options, now: new Date('2025-06-01T13:00:00Z')}))
+    assert.deepEqual(again.managedFields, coOwner.managedFields)
+  })
+
+  it('a value of the wrong type is named as structured-merge-diff prints it: &value.valueUnstructured{Value:...} (Go\'s %#v)', () => {
+    const message = (replicas: unknown) => thrown(() => apply(undefined, sts({serviceName: replicas}), schema, 'kubectl', options)).message.replace(/^.*\.spec\.serviceName: /, '')
+    assert.equal(message(7), 'expected string, got &value.valueUnstructured{Value:7}')
+    assert.equal(message(true), 'expected string, got &value.valueUnstructured{Value:true}')
+    assert.equal(message(1.5), 'expected string, got &value.valueUnstructured{Value:1.5}')
+    assert.equal(message(1234567.5), 'expected string, got &value.valueUnstructured{Value:1.2345675e+06}')
+    assert.equal(message(['a', 1]), 'expected string, got &value.valueUnstructured{Value:[]interface {}{"a", 1}}')
+    assert.equal(message({b: 'x', a: null}), 'expected string, got &value.valueUnstructured{Value:map[string]interface {}{"a":interface {}(nil), "b":"x"}}')
+  })
+
   it('the applied configuration must be of the endpoint\'s kind and carry no managedFields', () => {
     const wrongKind = thrown(() => apply(undefined, {...webConfig, apiVersion: 'apps/v1beta1'}, schema, 'kubectl', options))
     assert.equal(wrongKind.code, 400)

@@ -86,6 +86,18 @@ describe('YAML as Kubernetes writes it', () => {
     assert.deepEqual(loadYaml(text), strings)
   })
 
+  it('a string go-yaml would resolve as a timestamp (creationTimestamp, a date) is double-quoted, as kubectl -o yaml prints it, and reads back as the same string', () => {
+    const strings = {creationTimestamp: '2026-11-25T08:01:01Z', date: '2026-01-01', spaced: '2026-1-2 3:04:05', micro: '2026-11-25T08:01:01.123456Z', notADate: '2026-13-01', word: 'x2026-01-01'}
+    const text = dumpYaml(strings)
+    assert.match(text, /^creationTimestamp: "2026-11-25T08:01:01Z"$/m)
+    assert.match(text, /^date: "2026-01-01"$/m)
+    assert.match(text, /^spaced: "2026-1-2 3:04:05"$/m)
+    assert.match(text, /^micro: "2026-11-25T08:01:01.123456Z"$/m)
+    assert.match(text, /^notADate: 2026-13-01$/m)
+    assert.match(text, /^word: x2026-01-01$/m)
+    assert.deepEqual(loadYaml(text), strings)
+  })
+
   it('keys are in go-yaml order (digit runs as numbers) and a list is not indented under its key', () => {
     const text = dumpYaml({kind: 'X', apiVersion: 'v1', data: {k10: 'a', k2: 'b'}, list: [{b: 1, a: 2}]})
     assert.equal(text, 'apiVersion: v1\ndata:\n  k2: b\n  k10: a\nkind: X\nlist:\n- a: 2\n  b: 1\n')

@@ -44,6 +44,8 @@ export interface OrchServer extends RunningOrch {
   /** resolves with the first match of `pattern` in the log, once the server has logged it (rejects when
    *  it exits first or after timeoutMs) */
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>
+  /** what the server has logged so far */
+  output(): string
 }
 
 
@@ -186,6 +188,7 @@ export async function startOrchServer(args: string[] = [], options: StartOptions
     child,
     logs: () => output,
     waitForLog,
+    output: () => output,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode
       child.kill(signal)
