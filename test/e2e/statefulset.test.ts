@@ -494,6 +494,27 @@ describe('StatefulSet controller', () => {
     assert.equal(again.status.phase, 'Pending')
   })
 
+  it('the same event again bumps the count and lastTimestamp of the Event already written (client-go\'s EventCorrelator), instead of a new Event each time', TIMEOUT, async () => {
+    const ns = await namespace('repeated-events')
+    await ok('POST', setsPath(ns), statefulSet('web', {replicas: 1}))
+    let [pod] = await waitForPods(ns, (list) => list.length === 1, 'web-0')
+    for (let round = 0; round < 2; round++) {
+      await ok('DELETE', `${podsPath(ns)}/web-0?gracePeriodSeconds=0`)
+      const uid = pod.metadata.uid
+      ;[pod] = await waitForPods(ns, (list) => list.length === 1 && list[0].metadata.uid !== uid, 'web-0 again')
+    }
+    const creates = await waitUntil(
+      `${eventsPath(ns)}?fieldSelector=involvedObject.name%3Dweb`,
+      (items) => {
+        const matching = items.filter((e) => e.message === 'create Pod web-0 in StatefulSet web successful')
+        return matching.length === 1 && matching[0].count === 3 ? matching : undefined
+      },
+      'one SuccessfulCreate Event for web-0 with count 3',
+    )
+    assert.equal(creates[0].reason, 'SuccessfulCreate')
+    assert.ok(creates[0].lastTimestamp >= creates[0].firstTimestamp)
+  })
+
   it('an orphan pod that matches the selector and the name is adopted; once ready its identity labels are restored', TIMEOUT, async () => {
     const ns = await namespace('adopt')
     const orphan = await ok('POST', podsPath(ns), {apiVersion: 'v1', kind: 'Pod', metadata: {name: 'web-0', labels: {app: 'web'}}, spec: {containers: [{name: 'app', image: 'registry.example/app:1'}]}})

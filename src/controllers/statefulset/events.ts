@@ -1,53 +1,26 @@
-// A small event recorder: core/v1 Event objects about an involved object, as client-go's recorder
-// writes them (name `<object>.<unix nanoseconds in hex>`, source and reporting component, count 1).
-// Recording never fails the caller: a write that fails is logged and dropped.
+// The controllers' event recorder (statefulset-controller, node-controller): core/v1 Events about an
+// involved object as kube-controller-manager's client-go recorder writes them — the same event again
+// bumps the count and lastTimestamp of the Event already written (the EventCorrelator), with client-go's
+// default spam filter — through the client's EventRecorder, one write at a time so that a repeat
+// always finds the Event before it. Recording never fails the caller: a write that fails is logged and
+// dropped.
 import type {AnyObject} from '../../api/types.js'
-import {EventNames, type RestClient} from '../../client/index.js'
+import {CLIENT_GO_SPAM_FILTER, EventRecorder as CorrelatingRecorder, type RestClient} from '../../client/index.js'
 import type {Logger} from '../../machinery/log.js'
-import {formatTime} from '../../machinery/managed-fields.js'
 
 export type EventType = 'Normal' | 'Warning'
 
 export class EventRecorder {
-  private readonly names = new EventNames()
+  private readonly recorder: CorrelatingRecorder
 
-  constructor(
-    private readonly client: RestClient,
-    private readonly component: string,
-    private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(client: RestClient, component: string, logger: Logger, now: () => number = Date.now) {
+    // the core/v1 recorder's reportingInstance is its source host, which controllers leave empty
+    this.recorder = new CorrelatingRecorder(client, logger, {component, instance: '', now, concurrency: 1, spam: CLIENT_GO_SPAM_FILTER})
+  }
 
+  /** Records the event; resolves once it (and every event queued before it) is written or dropped. */
   async event(object: AnyObject, type: EventType, reason: string, message: string): Promise<void> {
-    const ms = this.now()
-    const meta = object.metadata ?? {}
-    const namespace: string = meta.namespace || 'default'
-    const event = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: {name: this.names.next(meta.name, ms), namespace},
-      involvedObject: {
-        kind: object.kind,
-        namespace: meta.namespace,
-        name: meta.name,
-        uid: meta.uid,
-        apiVersion: object.apiVersion,
-        resourceVersion: meta.resourceVersion,
-      },
-      reason,
-      message,
-      source: {component: this.component},
-      firstTimestamp: formatTime(new Date(ms)),
-      lastTimestamp: formatTime(new Date(ms)),
-      count: 1,
-      type,
-      reportingComponent: this.component,
-      reportingInstance: '',
-    }
-    try {
-      await this.client.create({group: '', version: 'v1', resource: 'events', namespace}, event)
-    } catch (error) {
-      this.logger.v(2, 'event not recorded', {reason, object: `${namespace}/${meta.name}`, error: (error as Error).message})
-    }
+    this.recorder.record(object, type, reason, '', message)
+    await this.recorder.drain()
   }
 }
