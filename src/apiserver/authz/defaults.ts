@@ -3,6 +3,7 @@
 // labelled orch.io/bootstrapping=rbac-defaults and annotated rbac.authorization.orch.io/autoupdate
 // "true", as Kubernetes marks its own.
 import {rbacGroup} from '../../api/rbac/shared.js'
+import {SIGNER_AGENT_CLIENT, SIGNER_AGENT_SERVING, SIGNER_APISERVER_CLIENT} from '../../api/certificates/certificatesigningrequest.js'
 import type {AnyObject} from '../../api/types.js'
 import {ANONYMOUS_USER, AUTHENTICATED_GROUP, BOOTSTRAPPERS_GROUP} from '../authn.js'
 import {nodeRules, NODES_GROUP} from './node.js'
@@ -19,6 +20,13 @@ export const SYSTEM_NODE = 'system:node'
 export const NODE_BOOTSTRAPPER = 'system:node-bootstrapper'
 export const NODE_CLIENT_APPROVER = 'system:certificates.orch.io:certificatesigningrequests:nodeclient'
 export const SELF_NODE_CLIENT_APPROVER = 'system:certificates.orch.io:certificatesigningrequests:selfnodeclient'
+/** Kubernetes' system:certificates.k8s.io:<signer>-approver roles, one per well-known signer, bound
+ *  to nobody: bind one to let a user approve that signer's requests (CertificateApproval). */
+export const SIGNER_APPROVERS: Readonly<Record<string, string>> = {
+  [SIGNER_APISERVER_CLIENT]: 'system:certificates.orch.io:apiserver-client-approver',
+  [SIGNER_AGENT_CLIENT]: 'system:certificates.orch.io:apiserver-client-agent-approver',
+  [SIGNER_AGENT_SERVING]: 'system:certificates.orch.io:agent-serving-approver',
+}
 export const BASIC_USER = 'system:basic-user'
 export const DISCOVERY = 'system:discovery'
 export const PUBLIC_INFO_VIEWER = 'system:public-info-viewer'
@@ -66,6 +74,9 @@ export function defaultClusterRoles(): AnyObject[] {
     clusterRole(SELF_NODE_CLIENT_APPROVER, [
       {verbs: ['create'], apiGroups: ['certificates.orch.io'], resources: ['certificatesigningrequests/selfnodeclient']},
     ]),
+    ...Object.entries(SIGNER_APPROVERS).map(([signer, name]) =>
+      clusterRole(name, [{verbs: ['approve'], apiGroups: ['certificates.orch.io'], resources: ['signers'], resourceNames: [signer]}]),
+    ),
     clusterRole(BASIC_USER, [
       {verbs: ['create'], apiGroups: ['authorization.orch.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']},
       {verbs: ['create'], apiGroups: ['authentication.orch.io'], resources: ['selfsubjectreviews']},
