@@ -5,7 +5,7 @@
 //   - a node creates and updates only its own Node, and does not change its taints after creation;
 //   - a node writes only its own Lease in orch-node-lease.
 import type {AnyObject} from '../api/types.js'
-import {ApiError} from '../machinery/status.js'
+import {admissionForbidden as forbidden} from './forbidden.js'
 import type {AdmissionAttributes, ValidatingPlugin} from './types.js'
 
 export const MIRROR_POD_ANNOTATION = 'orch.io/config.mirror'
@@ -16,17 +16,6 @@ function nodeNameOf(attributes: AdmissionAttributes): string | undefined {
   const user = attributes.userInfo
   if (!user.username.startsWith(NODE_USER_PREFIX) || !user.groups.includes(NODES_GROUP)) return undefined
   return user.username.slice(NODE_USER_PREFIX.length)
-}
-
-function forbidden(attributes: AdmissionAttributes, message: string): ApiError {
-  const {group, resource} = attributes.resource
-  const qualified = group ? `${resource}.${group}` : resource
-  const name = attributes.name || attributes.object?.metadata?.name || ''
-  return new ApiError(403, 'Forbidden', `${qualified}${name ? ` "${name}"` : ''} is forbidden: ${message}`, {
-    name: name || undefined,
-    group: group || undefined,
-    kind: resource,
-  })
 }
 
 function sameTaints(a: AnyObject | null, b: AnyObject | null): boolean {

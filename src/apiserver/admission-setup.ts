@@ -1,9 +1,11 @@
 // The admission chain `orch server` runs, in Kubernetes' order: TaintNodesByCondition and
 // DefaultTolerationSeconds, the mutating admission policies,
-// then NodeRestriction, the validating admission policies and the validating webhooks. Their
+// then NodeRestriction, CertificateApproval, CertificateSigning, CertificateSubjectRestriction, the
+// validating admission policies and the validating webhooks. Their
 // inputs come from the server's own watch caches (configurations, services, pods, namespaces).
 import {AdmissionChain} from '../admission/chain.js'
 import {NodeRestriction} from '../admission/noderestriction.js'
+import {CertificateApproval, CertificateSigning, CertificateSubjectRestriction} from '../admission/certificates.js'
 import {celEngine} from '../admission/cel/engine.js'
 import {compileOne, evaluateMatchConditions, PARAM_SCHEMA, type Compiled} from '../admission/policy/compiled.js'
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from '../admission/policy/engine.js'
@@ -139,6 +141,9 @@ export function buildAdmissionChain(sources: AdmissionSources): AdmissionChain {
     }),
   )
   chain.addValidating(new NodeRestriction())
+  chain.addValidating(new CertificateApproval(sources.authorizer))
+  chain.addValidating(new CertificateSigning(sources.authorizer))
+  chain.addValidating(new CertificateSubjectRestriction())
   chain.addValidating(
     new ValidatingPolicyPlugin({
       ...policySources,
