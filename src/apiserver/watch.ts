@@ -36,6 +36,9 @@ export interface WatchServeOptions {
   shutdown?: AbortSignal
 }
 
+/** how long before a watch's deadline its last bookmark goes out (the cacher's 2 s) */
+const PRE_TIMEOUT_BOOKMARK_MS = 2_000
+
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
 
 const FRAME_END = Buffer.from('}\n')
@@ -190,15 +193,16 @@ export async function serveWatch(
   const timeoutMs = params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : (options.defaultTimeoutMs ?? 30 * 60_000 * (1 + Math.random()))
   timers.push(setTimeout(() => finish(), timeoutMs))
   if (params.allowWatchBookmarks) {
-    timers.push(
-      setInterval(() => {
-        const revision = cache.revision
-        if (revision > lastSent) {
-          lastSent = revision
-          response.write(bookmark(revision))
-        }
-      }, options.bookmarkIntervalMs ?? 30_000),
-    )
+    const sendBookmark = (always: boolean) => {
+      const revision = cache.revision
+      if (ended || (!always && revision <= lastSent)) return
+      lastSent = Math.max(lastSent, revision)
+      response.write(bookmark(lastSent))
+    }
+    timers.push(setInterval(() => sendBookmark(false), options.bookmarkIntervalMs ?? 30_000))
+    // Kubernetes' cacheWatcher.nextBookmarkTime: a bookmark 2 s before the watch's deadline, so the
+    // client resumes from the latest version even when nothing it selects has changed
+    if (timeoutMs > PRE_TIMEOUT_BOOKMARK_MS) timers.push(setTimeout(() => sendBookmark(true), timeoutMs - PRE_TIMEOUT_BOOKMARK_MS))
   }
   function finish() {
     if (ended) return

@@ -388,6 +388,17 @@ describe('API core: lists, views and watches', () => {
     assert.equal(result.status, 422, result.text)
   })
 
+  it('allowWatchBookmarks: a BOOKMARK 2 s before timeoutSeconds ends the watch, at the latest resourceVersion, even when nothing it selects changed (the cacher\'s nextBookmarkTime)', async () => {
+    const listed = (await api('GET', base)).json.metadata.resourceVersion
+    // a change the watch does not select moves the store past the listed version
+    const other = await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'bookmark-mover', labels: {unselected: 'yes'}}})
+    assert.equal(other.status, 201, other.text)
+    const stream = await openWatch(server.url, `${base}?watch=1&allowWatchBookmarks=true&timeoutSeconds=3&labelSelector=nothing-has-this&resourceVersion=${listed}`)
+    await stream.ended
+    assert.deepEqual(stream.events.map((e: any) => e.type), ['BOOKMARK'])
+    assert.equal(stream.events[0].object.metadata.resourceVersion, other.json.metadata.resourceVersion)
+  })
+
   it('timeoutSeconds ends the stream', async () => {
     const stream = await openWatch(server.url, `${base}?watch=1&timeoutSeconds=1&resourceVersion=${(await api('GET', base)).json.metadata.resourceVersion}`)
     await stream.ended
