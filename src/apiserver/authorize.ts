@@ -24,7 +24,16 @@ export function parseAuthorizationModes(text: string): AuthorizationMode[] {
   return modes as AuthorizationMode[]
 }
 
-const alwaysAllow: AttributeAuthorizer = {authorize: (): AuthorizationResult => ({decision: 'allow', reason: ''})}
+const alwaysAllow: AttributeAuthorizer = {
+  authorize: (): AuthorizationResult => ({decision: 'allow', reason: ''}),
+  // Kubernetes' alwaysAllowAuthorizer.RulesFor: everything
+  resolveRules: () => ({
+    resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*']}],
+    nonResourceRules: [{verbs: ['*'], nonResourceURLs: ['*']}],
+    incomplete: false,
+    errors: [],
+  }),
+}
 
 /** Kubernetes' superuser group (system:masters): kube-apiserver puts an authorizer allowing it before
  *  the chosen modes (authorizerfactory.NewPrivilegedGroups), so its members are never checked against RBAC. */

@@ -2,6 +2,7 @@
 // exactly as they would from another process.
 import {RestClient, type ClientConfig} from '../client/index.js'
 import {PolicyStatusController} from '../admission/policy/status-controller.js'
+import {ClusterRoleAggregationController} from '../controllers/clusterroleaggregation.js'
 import {CSRApprovingController} from '../controllers/csrapproving.js'
 import {CSRSigningController} from '../controllers/csrsigning.js'
 import {LeaderElector, type LeaderElectionConfig} from '../controllers/leader-election.js'
@@ -18,6 +19,7 @@ import type {CertKeyPair} from '../machinery/pki.js'
 
 export const CONTROLLER_NAMES = [
   'admissionpolicystatus',
+  'clusterrole-aggregation',
   'csrapproving',
   'csrsigning',
   'garbagecollector',
@@ -82,6 +84,11 @@ export async function startControllers(
   try {
     if (names.includes('admissionpolicystatus')) {
       const controller = new PolicyStatusController(client, logger.child({controller: 'admissionpolicystatus'}))
+      await controller.start()
+      started.push(controller)
+    }
+    if (names.includes('clusterrole-aggregation')) {
+      const controller = new ClusterRoleAggregationController(client, logger.child({controller: 'clusterrole-aggregation'}))
       await controller.start()
       started.push(controller)
     }

@@ -56,7 +56,7 @@ export interface HandlerOptions {
 }
 
 /** Answers a POST of a virtual kind: the review with its status filled in. */
-export type VirtualKindHandler = (body: AnyObject, user: UserInfo | undefined) => AnyObject
+export type VirtualKindHandler = (body: AnyObject, user: UserInfo | undefined, namespace: string) => AnyObject
 
 const VIEW_GROUPS = ['meta.orch.io', 'meta.k8s.io']
 const NEWLINE = Buffer.from('\n')
@@ -221,7 +221,7 @@ export class ResourceHandler {
     audit: Record<string, string> = {},
   ): Promise<void> {
     const {declaration, registry} = this.resolve(info)
-    if (declaration.virtual) return this.virtualCreate(request, response, declaration, query, user)
+    if (declaration.virtual) return this.virtualCreate(request, response, declaration, query, user, info.namespace)
     if (info.subresource === 'proxy' && declaration.resource === 'nodes' && declaration.group === '') {
       const node = await registry.get('', info.name)
       const marker = `/nodes/${encodeURIComponent(info.name)}/proxy`
@@ -497,6 +497,7 @@ export class ResourceHandler {
     declaration: KindDeclaration,
     query: URLSearchParams,
     user: UserInfo | undefined,
+    namespace: string,
   ): Promise<void> {
     const handler = this.options.virtualKinds?.get(`${declaration.resource}.${declaration.group}`)
     if (!handler) throw errors.methodNotAllowed()
@@ -515,7 +516,16 @@ export class ResourceHandler {
       reportStrictProblems({decoding: typedBodyProblems(text, unknown, scan), yaml: []}, validation, warnings, (message) => decodeFailure(body, declaration, raw, message))
     }
     const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
-    const answer = handler(body, user)
+    if (declaration.namespaced) {
+      // rest.EnsureObjectNamespaceMatchesRequestNamespace, as for every namespaced create
+      const given = body.metadata
+      const metadata: AnyObject = given && typeof given === 'object' && !Array.isArray(given) ? given : (body.metadata = {})
+      if (metadata.namespace && metadata.namespace !== namespace) {
+        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
+      }
+      metadata.namespace = namespace
+    }
+    const answer = handler(body, user, namespace)
     const pretty = isPrettyPrint(query, request.headers['user-agent'])
     const headers = warningHeaders(warnings)
     return send(response, 201, {...answer, apiVersion, kind: declaration.kind}, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, declaration, headers})

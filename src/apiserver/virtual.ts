@@ -1,14 +1,15 @@
-// The virtual kinds: SubjectAccessReview and SelfSubjectAccessReview (answered by the authorizer
-// chain) and TokenReview (answered by the authenticator). A POST gets the review back with its
+// The virtual kinds: SubjectAccessReview, SelfSubjectAccessReview, LocalSubjectAccessReview and
+// SelfSubjectRulesReview (answered by the authorizer chain) and TokenReview (answered by the
+// authenticator). A POST gets the review back with its
 // status; nothing is stored.
 import type {AnyObject, UserInfo} from '../api/types.js'
 import {errors} from '../machinery/status.js'
 import type {Authenticator} from './authn.js'
-import {selfSubjectAccessReview, subjectAccessReview, type ReviewAuthorizer} from './authz/index.js'
+import {localSubjectAccessReview, selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview, type ReviewAuthorizer, type RulesReviewAuthorizer} from './authz/index.js'
 import type {VirtualKindHandler} from './handlers.js'
 
 export interface VirtualKindSources {
-  authorizer: ReviewAuthorizer
+  authorizer: ReviewAuthorizer & RulesReviewAuthorizer
   authenticator: Pick<Authenticator, 'authenticateToken'>
 }
 
@@ -36,6 +37,8 @@ export function virtualKindHandlers(sources: VirtualKindSources): Map<string, Vi
   return new Map<string, VirtualKindHandler>([
     ['subjectaccessreviews.authorization.orch.io', (body) => subjectAccessReview(sources.authorizer, body)],
     ['selfsubjectaccessreviews.authorization.orch.io', (body, user) => selfSubjectAccessReview(sources.authorizer, user, body)],
+    ['localsubjectaccessreviews.authorization.orch.io', (body, _user, namespace) => localSubjectAccessReview(sources.authorizer, body, namespace)],
+    ['selfsubjectrulesreviews.authorization.orch.io', (body, user) => selfSubjectRulesReview(sources.authorizer, user, body)],
     ['tokenreviews.authentication.orch.io', (body) => tokenReview(sources.authenticator, body)],
     ['selfsubjectreviews.authentication.orch.io', (body, user) => {
       if (!user) throw errors.badRequest('no user present on request')

@@ -6,6 +6,7 @@ import {rbacGroup} from '../../api/rbac/shared.js'
 import {SIGNER_AGENT_CLIENT, SIGNER_AGENT_SERVING, SIGNER_APISERVER_CLIENT} from '../../api/certificates/certificatesigningrequest.js'
 import type {AnyObject} from '../../api/types.js'
 import {ANONYMOUS_USER, AUTHENTICATED_GROUP, BOOTSTRAPPERS_GROUP} from '../authn.js'
+import {aggregatedRoleSpecs} from './aggregated-roles.js'
 import {nodeRules, NODES_GROUP} from './node.js'
 import type {PolicyRule} from './rbac.js'
 
@@ -34,8 +35,8 @@ export const MONITORING = 'system:monitoring'
 
 const apiVersion = `${rbacGroup}/v1`
 
-function metadata(name: string): AnyObject {
-  return {name, labels: {[BOOTSTRAPPING_LABEL]: BOOTSTRAPPING_VALUE}, annotations: {[AUTOUPDATE_ANNOTATION]: 'true'}}
+function metadata(name: string, labels: Record<string, string> = {}): AnyObject {
+  return {name, labels: {[BOOTSTRAPPING_LABEL]: BOOTSTRAPPING_VALUE, ...labels}, annotations: {[AUTOUPDATE_ANNOTATION]: 'true'}}
 }
 
 function clusterRole(name: string, rules: PolicyRule[]): AnyObject {
@@ -87,6 +88,13 @@ export function defaultClusterRoles(): AnyObject[] {
     clusterRole(PUBLIC_INFO_VIEWER, [{verbs: ['get'], nonResourceURLs: [...healthAndVersion]}]),
     // metrics and the individual health checks, for monitoring systems (bound to the group of the same name)
     clusterRole(MONITORING, [{verbs: ['get'], nonResourceURLs: ['/metrics', '/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*']}]),
+    // admin, edit, view (rules filled by the clusterrole-aggregation controller) and their sources
+    ...aggregatedRoleSpecs().map((spec) => {
+      const role: AnyObject = {apiVersion, kind: 'ClusterRole', metadata: metadata(spec.name, spec.labels)}
+      if (spec.aggregates) role.aggregationRule = {clusterRoleSelectors: [{matchLabels: {[spec.aggregates]: 'true'}}]}
+      if (spec.rules) role.rules = spec.rules
+      return role
+    }),
   ]
 }
 

@@ -7,12 +7,14 @@ import {goQuote} from '../../machinery/field-errors.js'
 import {ApiError} from '../../machinery/status.js'
 import type {RequestInfo} from '../requestinfo.js'
 import {NodeAuthorizer, type PodNodeLookup} from './node.js'
-import {RBACAuthorizer, type AttributeAuthorizer, type AuthorizationAttributes, type AuthorizationResult, type RBACSource} from './rbac.js'
+import {RBACAuthorizer, type AttributeAuthorizer, type AuthorizationAttributes, type AuthorizationResult, type RBACSource, type ResolvedRules} from './rbac.js'
 
 export * from './rbac.js'
 export * from './node.js'
 export * from './defaults.js'
 export * from './review.js'
+export * from './rules-review.js'
+export * from './aggregated-roles.js'
 
 export interface AuthorizerOptions {
   /** roles and bindings: `registrySource(server.registries)` in the server */
@@ -77,6 +79,21 @@ export class Authorizer {
     }
     const out: AuthorizationResult = {decision: 'no-opinion', reason: reasons.join('\n')}
     if (errors.length > 0) out.error = aggregate(errors)
+    return out
+  }
+
+  /** Kubernetes' unionAuthzRulesHandler.RulesFor over the authorizers that resolve rules (the
+   *  privileged-group authorizer does not): their rules in chain order, incomplete when any is. */
+  resolveRules(user: UserInfo, namespace: string): ResolvedRules {
+    const out: ResolvedRules = {resourceRules: [], nonResourceRules: [], incomplete: false, errors: []}
+    for (const authorizer of this.chain) {
+      if (!authorizer.resolveRules) continue
+      const rules = authorizer.resolveRules(user, namespace)
+      out.resourceRules.push(...rules.resourceRules)
+      out.nonResourceRules.push(...rules.nonResourceRules)
+      if (rules.incomplete) out.incomplete = true
+      out.errors.push(...rules.errors)
+    }
     return out
   }
 

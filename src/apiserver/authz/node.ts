@@ -7,7 +7,7 @@ import type {AnyObject, UserInfo} from '../../api/types.js'
 import {NODE_LEASE_NAMESPACE} from '../../api/coordination/lease.js'
 import {goQuote} from '../../machinery/field-errors.js'
 import type {ResourceRegistry} from '../registry.js'
-import {rulesAllow, type AttributeAuthorizer, type AuthorizationAttributes, type AuthorizationResult, type PolicyRule} from './rbac.js'
+import {rulesAllow, type AttributeAuthorizer, type AuthorizationAttributes, type AuthorizationResult, type PolicyRule, type ResolvedRules} from './rbac.js'
 
 export const NODES_GROUP = 'system:nodes'
 export const NODE_USER_PREFIX = 'system:node:'
@@ -36,7 +36,7 @@ const staticRules: PolicyRule[] = [
   {verbs: ['create', 'get', 'list', 'watch'], apiGroups: [certificatesGroup], resources: ['certificatesigningrequests']},
   // checking callers of its own API (these creates change nothing)
   {verbs: ['create'], apiGroups: [authenticationGroup], resources: ['tokenreviews']},
-  {verbs: ['create'], apiGroups: [authorizationGroup], resources: ['subjectaccessreviews']},
+  {verbs: ['create'], apiGroups: [authorizationGroup], resources: ['subjectaccessreviews', 'localsubjectaccessreviews']},
 ]
 
 /** The node authorizer's grants as RBAC rules (the `system:node` ClusterRole): without the
@@ -92,6 +92,13 @@ export class NodeAuthorizer implements AttributeAuthorizer {
     if (group === '' && resource === 'pods' && !subresource && attributes.verb === 'create') return allow
     if (group === '' && resource === 'pods' && !subresource && attributes.verb === 'delete') return this.authorizePodStatus(nodeName, attributes)
     return rulesAllow(attributes, staticRules) ? allow : noOpinion()
+  }
+
+  /** Kubernetes' NodeAuthorizer.RulesFor: a node's rules depend on its objects, so none are listed
+   *  and the list is marked incomplete; anyone else gets nothing from this authorizer. */
+  resolveRules(user: UserInfo): ResolvedRules {
+    if (!nodeIdentity(user).isNode) return {resourceRules: [], nonResourceRules: [], incomplete: false, errors: []}
+    return {resourceRules: [], nonResourceRules: [], incomplete: true, errors: ['node authorizer does not support user rule resolution']}
   }
 
   /** create its Node (the name is not known on create: the body's is for admission to check),

@@ -39,9 +39,33 @@ export interface AuthorizationResult {
   error?: string
 }
 
-/** One link of the chain: Node, RBAC, … */
+/** A rule as a rules review reports it (Kubernetes' ResourceRuleInfo / NonResourceRuleInfo). */
+export interface ResourceRuleInfo {
+  verbs: string[]
+  apiGroups?: string[]
+  resources?: string[]
+  resourceNames?: string[]
+}
+
+export interface NonResourceRuleInfo {
+  verbs: string[]
+  nonResourceURLs?: string[]
+}
+
+/** Kubernetes' RuleResolver answer: the rules a user has in a namespace, whether the list may miss
+ *  some, and the errors met on the way. */
+export interface ResolvedRules {
+  resourceRules: ResourceRuleInfo[]
+  nonResourceRules: NonResourceRuleInfo[]
+  incomplete: boolean
+  errors: string[]
+}
+
+/** One link of the chain: Node, RBAC, … Those that can also list a user's rules (Kubernetes'
+ *  RuleResolver) answer SelfSubjectRulesReviews through resolveRules. */
 export interface AttributeAuthorizer {
   authorize(attributes: AuthorizationAttributes): AuthorizationResult
+  resolveRules?(user: UserInfo, namespace: string): ResolvedRules
 }
 
 // ------------------------------------------------------------------------------------------- rules
@@ -285,6 +309,27 @@ export class RBACAuthorizer implements AttributeAuthorizer {
       return true
     })
     return {rules, errors}
+  }
+
+  /** Kubernetes' RBACAuthorizer.RulesFor: each rule with resources as a resource rule, each with
+   *  nonResourceURLs as a non-resource rule (a rule with both is both); never incomplete. */
+  resolveRules(user: UserInfo, namespace: string): ResolvedRules {
+    const {rules, errors} = this.rulesFor(user, namespace)
+    const resourceRules: ResourceRuleInfo[] = []
+    const nonResourceRules: NonResourceRuleInfo[] = []
+    for (const rule of rules) {
+      const verbs = list(rule.verbs)
+      if (list(rule.resources).length > 0) {
+        const info: ResourceRuleInfo = {verbs}
+        if (list(rule.apiGroups).length > 0) info.apiGroups = list(rule.apiGroups)
+        info.resources = list(rule.resources)
+        if (list(rule.resourceNames).length > 0) info.resourceNames = list(rule.resourceNames)
+        resourceRules.push(info)
+      }
+      if (list(rule.nonResourceURLs).length > 0) nonResourceRules.push({verbs, nonResourceURLs: list(rule.nonResourceURLs)})
+    }
+    // the visitor's errors as one aggregate (Kubernetes' NewAggregate), kept apart for the union to flatten
+    return {resourceRules, nonResourceRules, incomplete: false, errors: [...new Set(errors)]}
   }
 
   /** Kubernetes' VisitRulesFor: ClusterRoleBindings first, then the namespace's RoleBindings. */

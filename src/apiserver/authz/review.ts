@@ -1,5 +1,6 @@
-// SubjectAccessReview and SelfSubjectAccessReview: "may this user do this?", answered by the
-// authorizer chain and returned in status, nothing stored (Kubernetes' pkg/registry/authorization).
+// SubjectAccessReview, SelfSubjectAccessReview and LocalSubjectAccessReview: "may this user do
+// this?", answered by the authorizer chain and returned in status, nothing stored (Kubernetes'
+// pkg/registry/authorization).
 // Validation is Kubernetes' pkg/apis/authorization/validation: an invalid review is a 422.
 import {authorizationGroup} from '../../api/authorization/shared.js'
 import type {AnyObject, FieldError, UserInfo} from '../../api/types.js'
@@ -73,27 +74,49 @@ function validateResourceAttributes(spec: AnyObject): FieldError[] {
   ]
 }
 
-/** metadata must be empty: managedFields and a null creationTimestamp (what clients send) aside */
-function validateEmptyMetadata(body: AnyObject): FieldError[] {
+/** metadata must be empty: managedFields and a null creationTimestamp (what clients send) aside, and
+ *  the namespace for a LocalSubjectAccessReview */
+function validateEmptyMetadata(body: AnyObject, exceptNamespace = false): FieldError[] {
   const metadata = isObject(body.metadata) ? body.metadata : {}
   const rest = Object.entries(metadata).filter(([key, value]) => {
     if (key === 'managedFields' || value === null || value === undefined || value === '') return false
+    if (exceptNamespace && key === 'namespace') return false
     if (Array.isArray(value) || isObject(value)) return Object.keys(value).length > 0
     return !(typeof value === 'number' && value === 0)
   })
-  return rest.length > 0 ? [invalid('metadata', metadata, 'must be empty')] : []
+  if (rest.length === 0) return []
+  return [invalid('metadata', metadata, exceptNamespace ? 'must be empty except for namespace' : 'must be empty')]
 }
 
-/** Kubernetes' ValidateSubjectAccessReview. */
-export function validateSubjectAccessReview(body: AnyObject): FieldError[] {
-  const spec = isObject(body.spec) ? body.spec : {}
+/** Kubernetes' ValidateSubjectAccessReviewSpec. */
+function validateSubjectAccessReviewSpec(spec: AnyObject): FieldError[] {
   const errs = validateAttributes(spec)
   const groups = Array.isArray(spec.groups) ? spec.groups : []
   if (!spec.user && groups.length === 0) {
     errs.push(invalid('spec.user', spec.user ?? '', 'at least one of user or group must be specified'))
   }
   errs.push(...validateResourceAttributes(spec))
-  errs.push(...validateEmptyMetadata(body))
+  return errs
+}
+
+/** Kubernetes' ValidateSubjectAccessReview. */
+export function validateSubjectAccessReview(body: AnyObject): FieldError[] {
+  const spec = isObject(body.spec) ? body.spec : {}
+  return [...validateSubjectAccessReviewSpec(spec), ...validateEmptyMetadata(body)]
+}
+
+/** Kubernetes' ValidateLocalSubjectAccessReview: metadata.namespace (the path's) is the only
+ *  namespace the review may ask about, and only about resources. */
+export function validateLocalSubjectAccessReview(body: AnyObject): FieldError[] {
+  const spec = isObject(body.spec) ? body.spec : {}
+  const errs = [...validateSubjectAccessReviewSpec(spec), ...validateEmptyMetadata(body, true)]
+  const namespace = isObject(body.metadata) ? (body.metadata.namespace ?? '') : ''
+  if (isObject(spec.resourceAttributes) && (spec.resourceAttributes.namespace ?? '') !== namespace) {
+    errs.push(invalid('spec.resourceAttributes.namespace', spec.resourceAttributes.namespace ?? '', 'must match metadata.namespace'))
+  }
+  if (present(spec.nonResourceAttributes)) {
+    errs.push(invalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'disallowed on this kind of request'))
+  }
   return errs
 }
 
@@ -155,6 +178,18 @@ export function subjectAccessReview(authorizer: ReviewAuthorizer, body: AnyObjec
   const spec = structuredClone(body.spec) as AnyObject
   const status = reviewStatus(authorizer, reviewAttributes(userFromSpec(spec), spec))
   return {apiVersion, kind: 'SubjectAccessReview', metadata: structuredClone(body.metadata ?? {}), spec, status}
+}
+
+/** Answers a LocalSubjectAccessReview POSTed to `namespace` (the body's metadata.namespace is the
+ *  path's by now, as the create handler makes it): 422 when invalid, 400 without a namespace. */
+export function localSubjectAccessReview(authorizer: ReviewAuthorizer, body: AnyObject, namespace: string): AnyObject {
+  const errs = validateLocalSubjectAccessReview(body)
+  if (errs.length > 0) throw errors.invalid({group: authorizationGroup, kind: 'LocalSubjectAccessReview'}, '', errs)
+  if (!namespace) throw errors.badRequest(`namespace is required on this type: ${namespace}`)
+  if (namespace !== (body.metadata?.namespace ?? '')) throw errors.badRequest(`spec.resourceAttributes.namespace must match namespace: ${namespace}`)
+  const spec = structuredClone(body.spec) as AnyObject
+  const status = reviewStatus(authorizer, reviewAttributes(userFromSpec(spec), spec))
+  return {apiVersion, kind: 'LocalSubjectAccessReview', metadata: structuredClone(body.metadata), spec, status}
 }
 
 /** Answers a SelfSubjectAccessReview for the caller; 400 without a caller, 422 when invalid. */
