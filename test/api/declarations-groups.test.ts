@@ -81,8 +81,11 @@ describe('declarations of networking, storagemigration, certificates, admissionr
     assert.equal(apiVersionOf(byKind('ValidatingAdmissionPolicy')), 'admissionregistration.orch.io/v1')
     assert.equal(apiVersionOf(byKind('MutatingAdmissionPolicyBinding')), 'admissionregistration.orch.io/v1beta1')
     assert.equal(apiVersionOf(byKind('TokenReview')), 'authentication.orch.io/v1')
-    for (const kind of ['SubjectAccessReview', 'SelfSubjectAccessReview', 'TokenReview']) assert.deepEqual(byKind(kind).verbs, ['create'])
-    for (const d of all) if (d.kind !== 'Role' && d.kind !== 'RoleBinding') assert.equal(d.namespaced, false, d.kind)
+    for (const kind of ['SubjectAccessReview', 'SelfSubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview', 'TokenReview']) {
+      assert.deepEqual(byKind(kind).verbs, ['create'])
+    }
+    const namespaced = ['Role', 'RoleBinding', 'LocalSubjectAccessReview']
+    for (const d of all) assert.equal(d.namespaced, namespaced.includes(d.kind), d.kind)
   })
 
   it('gives every field of every object schema a distinct positive protobuf number', () => {
@@ -231,6 +234,8 @@ describe('declarations of networking, storagemigration, certificates, admissionr
         'status.evaluationError',
       ],
       SelfSubjectAccessReview: ['spec.resourceAttributes', 'spec.nonResourceAttributes', 'status.allowed'],
+      LocalSubjectAccessReview: ['spec.resourceAttributes', 'spec.user', 'status.allowed'],
+      SelfSubjectRulesReview: ['spec.namespace', 'status.resourceRules[].resourceNames', 'status.nonResourceRules[].nonResourceURLs', 'status.incomplete', 'status.evaluationError'],
       TokenReview: ['spec.audiences', 'status.authenticated', 'status.user.username', 'status.user.uid', 'status.user.groups', 'status.user.extra', 'status.audiences', 'status.error'],
     }
     for (const [kind, paths] of Object.entries(present)) {

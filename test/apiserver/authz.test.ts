@@ -274,6 +274,12 @@ describe('default roles and bindings', () => {
       'system:discovery',
       'system:public-info-viewer',
       'system:monitoring',
+      'admin',
+      'edit',
+      'view',
+      'system:aggregate-to-admin',
+      'system:aggregate-to-edit',
+      'system:aggregate-to-view',
     ])
     for (const b of bindings) assert.ok(names.includes(b.roleRef.name), b.metadata!.name)
     assert.notEqual(defaultClusterRoles()[0], roles[0], 'fresh objects each call')

@@ -254,6 +254,10 @@ function sampleFields(kind: string, name: string): AnyObject {
       return {spec: {user: 'jane', resourceAttributes: {verb: 'get', resource: 'pods', namespace: NS}}}
     case 'SelfSubjectAccessReview':
       return {spec: {resourceAttributes: {verb: 'get', resource: 'pods'}}}
+    case 'LocalSubjectAccessReview':
+      return {spec: {user: 'jane', resourceAttributes: {verb: 'get', resource: 'pods', namespace: NS}}}
+    case 'SelfSubjectRulesReview':
+      return {spec: {namespace: NS}}
     case 'TokenReview':
       return {spec: {token: 'abc'}}
     case 'SelfSubjectReview':
