@@ -2,7 +2,7 @@
 // current row per key so that lists stay index-driven at any size. See docs/architecture.md.
 import {asBuffer} from '../machinery/bytes.js'
 import Database from 'better-sqlite3'
-import {mkdirSync} from 'node:fs'
+import {mkdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {
   CompactedError,
@@ -92,6 +92,21 @@ function describeOpenError(path: string, error: unknown): string {
   return `${path}: ${message}`
 }
 
+/** A state.db of 0 bytes (with no write-ahead log holding its data): SQLite would take it for a new
+ *  database and the server would start an empty cluster beside the old certificates, so that clients
+ *  connect and find everything gone. It is refused as a damaged store instead. */
+function emptiedStore(path: string): string | undefined {
+  const size = (file: string) => {
+    try {
+      return statSync(file).size
+    } catch {
+      return undefined
+    }
+  }
+  if (size(path) !== 0 || (size(`${path}-wal`) ?? 0) > 0) return undefined
+  return `${path} is not a valid orch store (the file is empty); move it away to start a new cluster in this data dir`
+}
+
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const path = join(options.dataDir, 'state.db')
   try {
@@ -99,6 +114,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   } catch (error) {
     throw new StoreUnavailableError(`cannot create data dir ${options.dataDir}: ${(error as Error).message}`)
   }
+  const emptied = emptiedStore(path)
+  if (emptied) throw new StoreUnavailableError(emptied)
   let db: Database.Database | undefined
   try {
     db = new Database(path, {timeout: 0})

@@ -85,6 +85,17 @@ describe('orch server lifecycle', () => {
     assert.deepEqual(readFileSync(path), garbage)
   })
 
+  it('a state.db emptied to 0 bytes is refused as not a valid orch store (not taken for a new, empty cluster) and left as it is', async () => {
+    const dataDir = tempDir()
+    const path = join(dataDir, 'state.db')
+    writeFileSync(path, '')
+    const result = await runOrch(['server', '--data-dir', dataDir, '--port', '0'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr)
+    assert.ok(result.stderr.includes(`${path} is not a valid orch store (the file is empty)`), result.stderr)
+    assert.equal(readFileSync(path).length, 0)
+  })
+
   it('an unwritable data dir is refused with a one-line error naming the path', async () => {
     const base = tempDir()
     const file = join(base, 'a-file')
