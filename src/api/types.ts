@@ -56,6 +56,8 @@ export type Field = Schema & {
   /** a field of an embedded Go struct (ProbeHandler in Probe, VolumeSource in Volume): JSON shows it
    *  flat in this object; protobuf puts it in the nested message at embeddedIn.proto */
   embeddedIn?: EmbeddedIn
+  /** a Go pointer to a struct (`*T`): left out when nil, never encoded as `{}` */
+  pointer?: boolean
   /** the field's own strategic-merge strategy (for maps or structs: retainKeys) */
   patchStrategy?: 'merge' | 'retainKeys' | 'merge,retainKeys' | 'replace'
 }

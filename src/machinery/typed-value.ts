@@ -535,7 +535,7 @@ const valueStructs = new Set([
 const pointerStructs = new Set(['LabelSelector'])
 
 function isValueStruct(name: string, field: Field): field is Field & ObjectSchema {
-  if (field.type !== 'object' || pointerStructs.has(field.name)) return false
+  if (field.type !== 'object' || field.pointer || pointerStructs.has(field.name)) return false
   return name === 'metadata' || name === 'spec' || name === 'status' || valueStructs.has(field.name) || field.required === true
 }
 

@@ -360,7 +360,13 @@ describe('StatefulSet controller', () => {
     ])
     const {$patch, ...template} = revision.data.spec.template
     assert.equal($patch, 'replace')
-    assert.deepEqual(template, created.spec.template)
+    // the template as Go's types encode it: creationTimestamp null, every container's resources {}
+    const goEncoded = {
+      ...created.spec.template,
+      metadata: {creationTimestamp: null, ...created.spec.template.metadata},
+      spec: {...created.spec.template.spec, containers: created.spec.template.spec.containers.map((c: any) => ({...c, resources: c.resources ?? {}}))},
+    }
+    assert.deepEqual(template, goEncoded)
     assert.deepEqual(Object.keys(revision.data.spec.template), Object.keys(revision.data.spec.template).sort(), 'keys sorted as Go marshals maps')
 
     const byImage = new Map<number, string>([[1, first]])
@@ -379,6 +385,34 @@ describe('StatefulSet controller', () => {
     assert.equal(rolledBack.status.updateRevision, byImage.get(4))
     const after = await waitUntil(revisionsPath(ns), (items) => (items.some((r) => r.revision === 6) ? items : undefined), 'renumbered')
     assert.deepEqual(after.map((r: any) => [r.revision, r.metadata.name]).sort(), [[3, byImage.get(3)], [5, byImage.get(5)], [6, byImage.get(4)]])
+  })
+
+  it('ControllerRevision data is getPatch\'s bytes, Go\'s encoding of the typed template with keys sorted (creationTimestamp null, resources {}), which kubectl rollout undo compares byte for byte', TIMEOUT, async () => {
+    const ns = await namespace('revision-bytes')
+    await ok('POST', setsPath(ns), statefulSet('web', {replicas: 0}))
+    const name = (await waitForSet(ns, 'web', (s) => Boolean(s.updateRevision), 'first revision')).status.updateRevision
+    const raw = await api('GET', `${revisionsPath(ns)}/${name}`)
+    const data = /"data":(\{.*\}),"revision"/.exec(raw.text)?.[1] ?? /"data":(\{.*\})\s*,?\s*"/.exec(raw.text)?.[1]
+    const expected =
+      '{"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,"labels":{"app":"web"}},"spec":{"containers":[{"image":"registry.example/app:1","imagePullPolicy":"IfNotPresent","name":"app","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","restartPolicy":"Always","schedulerName":"orch-scheduler","securityContext":{},"terminationGracePeriodSeconds":30}}}}'
+    assert.equal(JSON.stringify(raw.json.data), expected)
+    assert.ok(data === undefined || data === expected, `served bytes: ${data}`)
+  })
+
+  it('a revision written before its template was Go-encoded still equals the template: no new revision, no rolling update', TIMEOUT, async () => {
+    const ns = await namespace('revision-upgrade')
+    await ok('POST', setsPath(ns), statefulSet('web', {replicas: 1}))
+    const first = (await waitForSet(ns, 'web', (s) => Boolean(s.updateRevision), 'first revision')).status.updateRevision
+    const revision = await ok('GET', `${revisionsPath(ns)}/${first}`)
+    // the data as orch stored it before: the template as the set holds it, without Go's zero fields
+    const set = await ok('GET', `${setsPath(ns)}/web`)
+    await ok('PUT', `${revisionsPath(ns)}/${first}`, {...revision, data: {spec: {template: {$patch: 'replace', ...set.spec.template}}}})
+    // a spec change outside the template: the controller compares the template with the revisions again
+    const scaled = await updateSet(ns, 'web', (s) => (s.spec.replicas = 2))
+    await waitForSet(ns, 'web', (s) => s.observedGeneration === scaled.metadata.generation, 'observed')
+    const revisions = await ok('GET', revisionsPath(ns))
+    assert.deepEqual(revisions.items.map((r: any) => r.metadata.name), [first])
+    assert.equal((await ok('GET', `${setsPath(ns)}/web`)).status.updateRevision, first)
   })
 
   it('collisionCount: a revision name taken by different data counts a collision and is rehashed', TIMEOUT, async () => {

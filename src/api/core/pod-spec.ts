@@ -313,7 +313,8 @@ export const podSpec: ObjectSchema = {
         },
       },
     },
-    resources: {...resourceRequirements, proto: 40},
+    // PodSpec.Resources is *ResourceRequirements (pod-level resources)
+    resources: {...resourceRequirements, proto: 40, pointer: true},
     hostnameOverride: {type: 'string', proto: 41},
   },
 }

@@ -4,6 +4,8 @@
 import type {AnyObject} from '../../api/types.js'
 import type {OwnerReference} from '../../api/types.js'
 import {goJSON} from '../../machinery/field-path.js'
+import {isPlainObject, withGoZeroValues} from '../../machinery/typed-value.js'
+import {podTemplateSpec} from '../../api/core/pod-spec.js'
 
 /** apps.StatefulSetPodNameLabel */
 export const POD_NAME_LABEL = 'statefulset.orch.io/pod-name'
@@ -294,9 +296,30 @@ function sortKeys(value: unknown): unknown {
   return out
 }
 
-/** getPatch: the set's pod template as a strategic merge patch that replaces the template. */
+/** The pod template as Go's types encode it: struct fields held by value present (`resources: {}`),
+ *  and the template's creationTimestamp, a zero time.Time, as null. */
+function goEncodedTemplate(template: unknown): AnyObject {
+  const encoded = withGoZeroValues(clone(isPlainObject(template) ? template : {}), podTemplateSpec) as AnyObject
+  encoded.metadata = {creationTimestamp: null, ...encoded.metadata}
+  return encoded
+}
+
+/**
+ * getPatch: the set's pod template as a strategic merge patch that replaces the template, byte for byte
+ * as Kubernetes stores it (Go's encoding of the typed template, keys sorted): kubectl's `rollout undo`
+ * compares its own encoding with these bytes to report "skipped rollback", and the revision's hash is
+ * taken over them.
+ */
 export function revisionData(set: StatefulSet): AnyObject {
-  return sortKeys({spec: {template: {...clone(set.spec?.template ?? {}), $patch: 'replace'}}}) as AnyObject
+  return sortKeys({spec: {template: {...goEncodedTemplate(set.spec?.template), $patch: 'replace'}}}) as AnyObject
+}
+
+/** Revision data in the encoding of revisionData, whatever encoding wrote it (revisions stored before
+ *  the template was Go-encoded equal the current ones, so no rolling update follows an upgrade). */
+function canonicalRevisionData(data: unknown): unknown {
+  if (!isPlainObject(data) || !isPlainObject(data.spec) || !isPlainObject(data.spec.template)) return data ?? null
+  const {$patch, ...rest} = data.spec.template
+  return sortKeys({...data, spec: {...data.spec, template: {...goEncodedTemplate(rest), ...($patch === undefined ? {} : {$patch})}}})
 }
 
 /** FNV-32 (not 32a) of the bytes, as Go's hash/fnv New32. */
@@ -347,7 +370,7 @@ export function newRevision(set: StatefulSet, revision: number, collisionCount: 
 /** history.EqualRevision: same data (compared as Kubernetes compares the raw bytes). */
 export function equalRevision(a: Revision | undefined, b: Revision | undefined): boolean {
   if (!a || !b) return a === b
-  return goJSON(a.data ?? null) === goJSON(b.data ?? null)
+  return goJSON(canonicalRevisionData(a.data)) === goJSON(canonicalRevisionData(b.data))
 }
 
 /** history.SortControllerRevisions: by revision number, then creation time, then name. */
