@@ -65,6 +65,10 @@ export interface RegistryHooks {
   beginCreate?(object: AnyObject, options: {dryRun?: boolean}): Promise<FinishWrite | undefined>
   /** BeginUpdate: the same for an update (old is the stored object) */
   beginUpdate?(object: AnyObject, old: AnyObject, options: {dryRun?: boolean}): Promise<FinishWrite | undefined>
+  /** checks of who may write what, in the storage layer as Kubernetes' policybased RBAC storages
+   *  make them: after mutating admission, before beginCreate / beginUpdate and validation; throws to
+   *  refuse. `old` is undefined for a create; `name` is the request's ('' for a POST) */
+  authorizeWrite?(object: AnyObject, old: AnyObject | undefined, write: {context: RequestContext; name: string}): void
   /** after the object is gone from the store */
   afterDelete?(object: AnyObject): Promise<void>
 }

@@ -164,6 +164,7 @@ export class ResourceRegistry {
       delete meta.namespace
     }
     const {object: admitted, attributes} = await this.admitCreate(options.bodyOwned ? object : clone(object), options)
+    this.hooks.authorizeWrite?.(admitted, undefined, {context: options.context, name: options.createOnUpdate ? (admitted.metadata!.name ?? '') : ''})
     const generated = !admitted.metadata!.name && admitted.metadata!.generateName
     for (let attempt = 0; ; attempt++) {
       // a generated name may need another attempt, which starts again from the object as admission
@@ -412,6 +413,7 @@ export class ResourceRegistry {
       if (scaled) next.spec = {...next.spec, replicas: replicasFromScale(admitted ?? {}, old.metadata!.name)}
       else next = this.afterMutation(admitted)
     }
+    if (admit && !admit.subresource) this.hooks.authorizeWrite?.(next, old, {context: admit.context, name: old.metadata!.name})
     const finish = await this.hooks.beginUpdate?.(next, old, {dryRun: options.dryRun})
     let result: AnyObject | 'conflict' = 'conflict'
     try {

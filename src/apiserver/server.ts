@@ -16,7 +16,7 @@ import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Au
 import type {AdmissionChain} from '../admission/chain.js'
 import {buildAdmissionChain} from './admission-setup.js'
 import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorizer, type AuthorizationMode, type RequestAuthorizer} from './authorize.js'
-import {defaultRBACObjects, podNodeFromRegistry, registrySource, type Authorizer} from './authz/index.js'
+import {defaultRBACObjects, podNodeFromRegistry, RBACAuthorizer, rbacWriteChecks, registrySource, type Authorizer} from './authz/index.js'
 import {virtualKindHandlers} from './virtual.js'
 import {impersonate} from './impersonation.js'
 import type {AuditLog} from './audit.js'
@@ -198,6 +198,7 @@ export class ApiServer {
     const modes = options.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES
     this.authorizer = buildAuthorizer(modes, registrySource(this.registries), podNodeFromRegistry(this.registry('', 'pods')))
     this.authorizeRequest = modes.length === 1 && modes[0] === 'AlwaysAllow' ? allowAll : requestAuthorizer(this.authorizer)
+    this.installEscalationChecks()
     this.resources = new ResourceHandler({
       catalog: this.catalog,
       registries: this.registries,
@@ -235,6 +236,19 @@ export class ApiServer {
       },
     }
     return {livez: [pingCheck, storeCheck], readyz: [pingCheck, storeCheck, storeReadiness, informerSync, shutdown]}
+  }
+
+  /** RBAC's privilege-escalation checks on the four rbac registries (whatever the authorization
+   *  modes: with AlwaysAllow the authorizer grants `escalate` and `bind`, as in Kubernetes). */
+  private installEscalationChecks(): void {
+    const checks = rbacWriteChecks({
+      authorize: (attributes) => this.authorizer.authorize(attributes),
+      resolver: new RBACAuthorizer(registrySource(this.registries), 'registry'),
+    })
+    const resources = {Role: 'roles', ClusterRole: 'clusterroles', RoleBinding: 'rolebindings', ClusterRoleBinding: 'clusterrolebindings'} as const
+    for (const [kind, resource] of Object.entries(resources) as [keyof typeof resources, string][]) {
+      this.registry('rbac.orch.io', resource).hooks = {authorizeWrite: checks[kind]}
+    }
   }
 
   registry(group: string, resource: string): ResourceRegistry {

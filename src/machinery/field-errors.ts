@@ -50,8 +50,15 @@ export function formatFieldErrorBody(e: FieldError): string {
   return body
 }
 
+/** A bad value Kubernetes prints with Go's %#v because it is an internal type (rbac.RoleRef,
+ *  a []string of an internal struct), rendered by the validator that reports it. */
+export class GoSyntaxValue {
+  constructor(readonly text: string) {}
+}
+
 /** Render a bad value the way field.Error does: strings %q-quoted, scalars bare, the rest as JSON. */
 export function formatBadValue(value: unknown): string {
+  if (value instanceof GoSyntaxValue) return value.text
   if (typeof value === 'string') return goQuote(value)
   if (typeof value === 'number' && !Number.isFinite(value) && !Number.isNaN(value)) return value > 0 ? '+Inf' : '-Inf'
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)

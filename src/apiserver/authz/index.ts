@@ -15,6 +15,8 @@ export * from './defaults.js'
 export * from './review.js'
 export * from './rules-review.js'
 export * from './aggregated-roles.js'
+export * from './escalation.js'
+export * from './coverage.js'
 
 export interface AuthorizerOptions {
   /** roles and bindings: `registrySource(server.registries)` in the server */

@@ -280,8 +280,15 @@ function aggregate(messages: string[]): string {
   return unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`
 }
 
+/** How a missing role reads: as the authorizer's listers say it (`role.rbac.orch.io "x" not found`)
+ *  or as the registry does (`roles.rbac.orch.io "x" not found`), which the escalation checks use. */
+export type NotFoundStyle = 'lister' | 'registry'
+
 export class RBACAuthorizer implements AttributeAuthorizer {
-  constructor(readonly source: RBACSource) {}
+  constructor(
+    readonly source: RBACSource,
+    private readonly notFoundStyle: NotFoundStyle = 'lister',
+  ) {}
 
   authorize(attributes: AuthorizationAttributes): AuthorizationResult {
     let allowedBy: string | undefined
@@ -367,12 +374,12 @@ export class RBACAuthorizer implements AttributeAuthorizer {
         const role = this.source.role
           ? this.source.role(bindingNamespace, name)
           : this.source.roles(bindingNamespace).find((r) => r.metadata?.name === name)
-        if (!role) return `role.${rbacGroup} ${goQuote(name)} not found`
+        if (!role) return `${this.notFoundStyle === 'lister' ? 'role' : 'roles'}.${rbacGroup} ${goQuote(name)} not found`
         return rulesOf(role)
       }
       case 'ClusterRole': {
         const role = this.source.clusterRole ? this.source.clusterRole(name) : this.source.clusterRoles().find((r) => r.metadata?.name === name)
-        if (!role) return `clusterrole.${rbacGroup} ${goQuote(name)} not found`
+        if (!role) return `${this.notFoundStyle === 'lister' ? 'clusterrole' : 'clusterroles'}.${rbacGroup} ${goQuote(name)} not found`
         return rulesOf(role)
       }
       default:

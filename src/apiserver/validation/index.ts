@@ -12,6 +12,7 @@ import {leaseValidator} from './lease.js'
 import {namespaceValidator} from './namespace.js'
 import {nodeValidator} from './node.js'
 import {podValidator} from './pod.js'
+import {clusterRoleBindingValidator, clusterRoleValidator, roleBindingValidator, roleValidator} from './rbac.js'
 import {serviceValidator} from './service.js'
 import {serviceCIDRValidator} from './servicecidr.js'
 import {statefulSetValidator} from './statefulset.js'
@@ -48,5 +49,9 @@ export const kindValidators: Map<string, KindValidator> = new Map([
   ['certificates.orch.io/CertificateSigningRequest', certificateSigningRequestValidator],
   ['coordination.orch.io/Lease', leaseValidator],
   ['networking.orch.io/ServiceCIDR', serviceCIDRValidator],
+  ['rbac.orch.io/Role', roleValidator],
+  ['rbac.orch.io/ClusterRole', clusterRoleValidator],
+  ['rbac.orch.io/RoleBinding', roleBindingValidator],
+  ['rbac.orch.io/ClusterRoleBinding', clusterRoleBindingValidator],
   ['storagemigration.orch.io/StorageVersionMigration', storageVersionMigrationValidator],
 ])
