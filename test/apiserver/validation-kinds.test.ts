@@ -29,6 +29,10 @@ describe('kindValidators', () => {
       'certificates.orch.io/CertificateSigningRequest',
       'coordination.orch.io/Lease',
       'networking.orch.io/ServiceCIDR',
+      'rbac.orch.io/ClusterRole',
+      'rbac.orch.io/ClusterRoleBinding',
+      'rbac.orch.io/Role',
+      'rbac.orch.io/RoleBinding',
       'storagemigration.orch.io/StorageVersionMigration',
     ])
     assert.equal(kindValidatorKey('', 'ConfigMap'), '/ConfigMap')
