@@ -4,7 +4,7 @@
 // authorizer that fails with nothing allowing the request is a 500, as Kubernetes' WithAuthorization.
 import type {UserInfo} from '../api/types.js'
 import {ApiError, errors} from '../machinery/status.js'
-import {Authorizer, attributesFor, forbiddenError, MASTERS_GROUP, NodeAuthorizer, RBACAuthorizer, type AttributeAuthorizer, type AuthorizationResult, type PodNodeLookup, type RBACSource} from './authz/index.js'
+import {Authorizer, attributesFor, forbiddenError, MASTERS_GROUP, NodeAuthorizer, RBACAuthorizer, type AttributeAuthorizer, type AuthorizationResult, type NodeGraph, type RBACSource} from './authz/index.js'
 import type {RequestInfo} from './requestinfo.js'
 
 export const AUTHORIZATION_MODES = ['Node', 'RBAC', 'AlwaysAllow'] as const
@@ -43,10 +43,10 @@ const privilegedGroups: AttributeAuthorizer = {
 }
 
 /** The chain for the given modes over the server's RBAC objects and pods, after the privileged group. */
-export function buildAuthorizer(modes: readonly AuthorizationMode[], source: RBACSource, podNode: PodNodeLookup): Authorizer {
+export function buildAuthorizer(modes: readonly AuthorizationMode[], source: RBACSource, graph: NodeGraph): Authorizer {
   return new Authorizer([
     privilegedGroups,
-    ...modes.map((mode) => (mode === 'Node' ? new NodeAuthorizer(podNode) : mode === 'RBAC' ? new RBACAuthorizer(source) : alwaysAllow)),
+    ...modes.map((mode) => (mode === 'Node' ? new NodeAuthorizer(graph) : mode === 'RBAC' ? new RBACAuthorizer(source) : alwaysAllow)),
   ])
 }
 

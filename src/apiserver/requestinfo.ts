@@ -1,5 +1,6 @@
 // Parses a request path into what is being asked for, as Kubernetes' RequestInfoResolver does.
 import type {Verb} from '../api/types.js'
+import {parseFieldSelector, type FieldRequirement} from '../machinery/fields.js'
 import {errors} from '../machinery/status.js'
 
 export interface ResourceRequest {
@@ -9,10 +10,15 @@ export interface ResourceRequest {
   version: string
   namespace: string
   resource: string
+  /** the name in the path; for a list or watch without one, the name a `metadata.name=` field
+   *  selector asks for (Kubernetes' requestinfo does the same, so authorizers see a named request) */
   name: string
   subresource: string
   verb: Verb | 'proxy'
   path: string
+  /** a list, watch or deletecollection's field selector requirements; absent when there is none or
+   *  it does not parse (AuthorizeWithSelectors) */
+  fieldSelector?: FieldRequirement[]
 }
 
 export interface NonResourceRequest {
@@ -58,11 +64,17 @@ export function resolveRequestInfo(method: string, path: string, query: URLSearc
     namespace = rest[1]
     rest = rest.slice(2)
   }
-  const [resource, name = '', subresource = '', ...extra] = rest
+  const [resource, pathName = '', subresource = '', ...extra] = rest
+  let name = decoded(pathName)
   let verb: Verb | 'proxy'
+  const fieldSelector = selectorRequirements(query)
   if (lowerMethod === 'GET' || lowerMethod === 'HEAD') {
     if (name) verb = 'get'
-    else verb = isWatch(query) ? 'watch' : 'list'
+    else {
+      verb = isWatch(query) ? 'watch' : 'list'
+      const selected = fieldSelector?.find((r) => r.field === 'metadata.name' && r.operator === '=')?.value
+      if (selected && pathSegmentNameProblems(selected).length === 0) name = selected
+    }
   } else if (lowerMethod === 'DELETE' && !name) {
     verb = 'deletecollection'
   } else {
@@ -70,24 +82,38 @@ export function resolveRequestInfo(method: string, path: string, query: URLSearc
   }
   // `nodes/{name}/proxy/...` is authorized by the HTTP method's verb, as Kubernetes does; only the old
   // `/proxy/...` prefix had a verb of its own
-  const decoded = (s: string) => {
-    try {
-      return decodeURIComponent(s)
-    } catch {
-      return s
-    }
-  }
   return {
     isResourceRequest: true,
     group,
     version,
     namespace: decoded(namespace),
     resource,
-    name: decoded(name),
+    name,
     // proxy paths carry more segments; keep only the subresource name
     subresource: extra.length > 0 && subresource !== 'proxy' ? `${subresource}/${extra.join('/')}` : subresource,
     verb,
     path,
+    ...(fieldSelector && ['list', 'watch', 'deletecollection'].includes(verb) ? {fieldSelector} : {}),
+  }
+}
+
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+/** The `fieldSelector` query parameter's requirements; undefined when absent, empty or unparsable. */
+function selectorRequirements(query: URLSearchParams): FieldRequirement[] | undefined {
+  const text = query.get('fieldSelector')
+  if (!text) return undefined
+  try {
+    const requirements = parseFieldSelector(text).requirements
+    return requirements.length > 0 ? [...requirements] : undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -16,7 +16,7 @@ import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Au
 import type {AdmissionChain} from '../admission/chain.js'
 import {buildAdmissionChain} from './admission-setup.js'
 import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorizer, type AuthorizationMode, type RequestAuthorizer} from './authorize.js'
-import {defaultRBACObjects, podNodeFromRegistry, RBACAuthorizer, rbacWriteChecks, registrySource, type Authorizer} from './authz/index.js'
+import {defaultRBACObjects, PodNodeGraph, RBACAuthorizer, rbacWriteChecks, registrySource, type Authorizer} from './authz/index.js'
 import {virtualKindHandlers} from './virtual.js'
 import {impersonate} from './impersonation.js'
 import type {AuditLog} from './audit.js'
@@ -196,7 +196,9 @@ export class ApiServer {
       intervalMs: options.defaultServiceCIDRIntervalMs,
     })
     const modes = options.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES
-    this.authorizer = buildAuthorizer(modes, registrySource(this.registries), podNodeFromRegistry(this.registry('', 'pods')))
+    // only the Node authorizer reads the graph: without it, no pod event pays for its upkeep
+    const nodeGraph = modes.includes('Node') ? PodNodeGraph.attach(this.registry('', 'pods')) : new PodNodeGraph()
+    this.authorizer = buildAuthorizer(modes, registrySource(this.registries), nodeGraph)
     this.authorizeRequest = modes.length === 1 && modes[0] === 'AlwaysAllow' ? allowAll : requestAuthorizer(this.authorizer)
     this.installEscalationChecks()
     this.resources = new ResourceHandler({

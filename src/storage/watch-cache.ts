@@ -43,6 +43,14 @@ export interface WatchCacheOptions<T> {
   onRestart?: (error: Error) => void
 }
 
+/** A derived view kept in step with the cache's objects: told of every change before any watcher is. */
+export interface CacheIndex<T> {
+  /** the cache (re)listed: forget everything; each current object follows as an update */
+  reset(): void
+  /** key now holds object (undefined: deleted); previous is what it held before (undefined: new) */
+  update(key: string, object: T | undefined, previous: T | undefined): void
+}
+
 export class TooOldResourceVersionError extends StorageError {
   constructor(
     readonly requested: number,
@@ -74,6 +82,7 @@ export class WatchCache<T> {
   private storageWatch: Watch | undefined
   private readonly watchers = new Set<Registered<T>>()
   private readonly waiters: {revision: number; resolve: () => void}[] = []
+  private readonly indexes: CacheIndex<T>[] = []
   private stopped = false
   private startPromise: Promise<void> | undefined
   private loaded = false
@@ -108,6 +117,17 @@ export class WatchCache<T> {
     return this.watchers.size
   }
 
+  /** Keeps index up to date from now on, starting with the objects held now. */
+  addIndex(index: CacheIndex<T>): void {
+    this.indexes.push(index)
+    this.fill(index)
+  }
+
+  private fill(index: CacheIndex<T>): void {
+    index.reset()
+    for (const [key, entry] of this.entries) index.update(key, entry.object, undefined)
+  }
+
   /** Lists the prefix, then follows it; resolves once the cache holds a consistent state. */
   start(): Promise<void> {
     this.startPromise ??= this.load()
@@ -122,6 +142,7 @@ export class WatchCache<T> {
       const object = this.tryDecode(kv)
       if (object !== undefined) this.entries.set(kv.key, {kv, object})
     }
+    for (const index of this.indexes) this.fill(index)
     this.ring = []
     this.ringTimes = []
     this.ringStart = 0
@@ -242,6 +263,7 @@ export class WatchCache<T> {
         if (!previous) continue
         this.entries.delete(event.kv.key)
         this.sortedKeys = null
+        for (const index of this.indexes) index.update(event.kv.key, undefined, previous.object)
         // the last state at the deletion's revision (a delete event's kv holds the last value with
         // modRevision = the deletion), as Kubernetes sends it: a watcher resumes after the deletion
         const last = this.tryDecode(event.kv) ?? previous.object
@@ -252,6 +274,7 @@ export class WatchCache<T> {
       if (object === undefined) continue
       this.entries.set(event.kv.key, {kv: event.kv, object})
       if (!previous) this.sortedKeys = null
+      for (const index of this.indexes) index.update(event.kv.key, object, previous?.object)
       out.push({
         type: previous ? 'MODIFIED' : 'ADDED',
         revision: event.revision,

@@ -8,7 +8,7 @@ import type {AdmissionAttributes, Operation} from '../../src/admission/types.js'
 import {certificateSigningRequest} from '../../src/api/certificates/certificatesigningrequest.js'
 import type {AnyObject, UserInfo} from '../../src/api/types.js'
 import {buildAuthorizer} from '../../src/apiserver/authorize.js'
-import {defaultRBACObjects, staticSource} from '../../src/apiserver/authz/index.js'
+import {defaultRBACObjects, PodNodeGraph, staticSource} from '../../src/apiserver/authz/index.js'
 import {createCSR} from '../../src/machinery/pki.js'
 import {ApiError} from '../../src/machinery/status.js'
 
@@ -36,7 +36,7 @@ const fixtures: AnyObject[] = [
   ...bind('signer', [{verbs: ['sign'], apiGroups: ['certificates.orch.io'], resources: ['signers'], resourceNames: ['example.com/custom']}]),
 ]
 
-const server = buildAuthorizer(['Node', 'RBAC'], staticSource(fixtures), () => undefined)
+const server = buildAuthorizer(['Node', 'RBAC'], staticSource(fixtures), new PodNodeGraph())
 const authorizer: PolicyAuthorizer = (check) =>
   server.evaluate({user: check.user, verb: check.verb, isResourceRequest: true, apiGroup: check.group ?? '', apiVersion: '*', resource: check.resource ?? '', subresource: '', namespace: '', name: check.name ?? ''})
 

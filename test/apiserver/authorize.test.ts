@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 import {allowAll, buildAuthorizer, parseAuthorizationModes, requestAuthorizer} from '../../src/apiserver/authorize.js'
-import {defaultClusterRoleBindings, defaultClusterRoles} from '../../src/apiserver/authz/index.js'
+import {defaultClusterRoleBindings, defaultClusterRoles, PodNodeGraph} from '../../src/apiserver/authz/index.js'
 import type {RBACSource} from '../../src/apiserver/authz/index.js'
 import {resolveRequestInfo} from '../../src/apiserver/requestinfo.js'
 
@@ -19,7 +19,7 @@ const source: RBACSource = {
   role: () => undefined,
   clusterRole: (name) => clusterRoles.find((r) => r.metadata?.name === name),
 }
-const authorize = requestAuthorizer(buildAuthorizer(['Node', 'RBAC'], source, () => undefined))
+const authorize = requestAuthorizer(buildAuthorizer(['Node', 'RBAC'], source, new PodNodeGraph()))
 
 describe('authorize', () => {
   it('cluster-admin is bound to system:masters: an admin may do everything', () => {
@@ -29,7 +29,7 @@ describe('authorize', () => {
 
   it('system:masters is allowed before Node and RBAC are asked, as kube-apiserver\'s privileged-group authorizer', () => {
     const noBindings: RBACSource = {...source, clusterRoleBindings: () => []}
-    const withoutRBAC = requestAuthorizer(buildAuthorizer(['Node', 'RBAC'], noBindings, () => undefined))
+    const withoutRBAC = requestAuthorizer(buildAuthorizer(['Node', 'RBAC'], noBindings, new PodNodeGraph()))
     assert.equal(withoutRBAC(admin, info('DELETE', '/api/v1/namespaces/default/configmaps/x')), undefined)
     assert.equal(withoutRBAC(bob, info('DELETE', '/api/v1/namespaces/default/configmaps/x'))?.code, 403)
   })
@@ -55,7 +55,7 @@ describe('authorize', () => {
 
   it('AlwaysAllow allows every request', () => {
     assert.equal(allowAll(bob, info('DELETE', '/api/v1/nodes/a')), undefined)
-    const chain = requestAuthorizer(buildAuthorizer(['AlwaysAllow'], source, () => undefined))
+    const chain = requestAuthorizer(buildAuthorizer(['AlwaysAllow'], source, new PodNodeGraph()))
     assert.equal(chain(bob, info('DELETE', '/api/v1/nodes/a')), undefined)
   })
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 import type {AnyObject, UserInfo} from '../../src/api/types.js'
 import {buildAuthorizer} from '../../src/apiserver/authorize.js'
-import {defaultRBACObjects, localSubjectAccessReview, selfSubjectRulesReview, staticSource} from '../../src/apiserver/authz/index.js'
+import {defaultRBACObjects, localSubjectAccessReview, PodNodeGraph, selfSubjectRulesReview, staticSource} from '../../src/apiserver/authz/index.js'
 import {isApiError} from '../../src/machinery/status.js'
 
 const user = (username: string, ...groups: string[]): UserInfo => ({username, groups})
@@ -14,7 +14,7 @@ const objects: AnyObject[] = [
   {apiVersion: 'rbac.orch.io/v1', kind: 'RoleBinding', metadata: {namespace: 'team-a', name: 'bob-cm'}, roleRef: {apiGroup: 'rbac.orch.io', kind: 'Role', name: 'cm'}, subjects: [{kind: 'User', name: 'bob'}]},
   {apiVersion: 'rbac.orch.io/v1', kind: 'RoleBinding', metadata: {namespace: 'team-b', name: 'dangling'}, roleRef: {apiGroup: 'rbac.orch.io', kind: 'Role', name: 'gone'}, subjects: [{kind: 'User', name: 'bob'}]},
 ]
-const authorizer = buildAuthorizer(['Node', 'RBAC'], staticSource(objects), () => undefined)
+const authorizer = buildAuthorizer(['Node', 'RBAC'], staticSource(objects), new PodNodeGraph())
 const review = (namespace?: string) => ({apiVersion: 'authorization.orch.io/v1', kind: 'SelfSubjectRulesReview', spec: namespace === undefined ? {} : {namespace}})
 
 function rejects(fn: () => unknown, code: number, message: string): void {
@@ -47,7 +47,7 @@ describe('SelfSubjectRulesReview', () => {
   })
 
   it('AlwaysAllow lists everything; the answer has no spec', () => {
-    const out = selfSubjectRulesReview(buildAuthorizer(['AlwaysAllow'], staticSource([]), () => undefined), bob, review('x'))
+    const out = selfSubjectRulesReview(buildAuthorizer(['AlwaysAllow'], staticSource([]), new PodNodeGraph()), bob, review('x'))
     assert.deepEqual(out.spec, {})
     assert.deepEqual(out.status, {
       resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*']}],

@@ -6,11 +6,13 @@ import type {UserInfo} from '../../api/types.js'
 import {goQuote} from '../../machinery/field-errors.js'
 import {ApiError} from '../../machinery/status.js'
 import type {RequestInfo} from '../requestinfo.js'
-import {NodeAuthorizer, type PodNodeLookup} from './node.js'
+import {NodeAuthorizer} from './node.js'
+import type {NodeGraph} from './node-graph.js'
 import {RBACAuthorizer, type AttributeAuthorizer, type AuthorizationAttributes, type AuthorizationResult, type RBACSource, type ResolvedRules} from './rbac.js'
 
 export * from './rbac.js'
 export * from './node.js'
+export * from './node-graph.js'
 export * from './defaults.js'
 export * from './review.js'
 export * from './rules-review.js'
@@ -21,8 +23,8 @@ export * from './coverage.js'
 export interface AuthorizerOptions {
   /** roles and bindings: `registrySource(server.registries)` in the server */
   source: RBACSource
-  /** the node a pod is bound to: `podNodeFromRegistry(pods)` in the server */
-  podNode: PodNodeLookup
+  /** which pods are bound to which node, and what they use: `PodNodeGraph.attach(pods)` in the server */
+  graph: NodeGraph
 }
 
 /** The final answer for a request: anything but allow is a 403 (or a 500 when `error` is set and
@@ -53,9 +55,9 @@ export class Authorizer {
       this.chain = [...(options as readonly AttributeAuthorizer[])]
       this.rbac = this.chain.find((a): a is RBACAuthorizer => a instanceof RBACAuthorizer)
     } else {
-      const {source, podNode} = options as AuthorizerOptions
+      const {source, graph} = options as AuthorizerOptions
       this.rbac = new RBACAuthorizer(source)
-      this.chain = [new NodeAuthorizer(podNode), this.rbac]
+      this.chain = [new NodeAuthorizer(graph), this.rbac]
     }
   }
 
@@ -121,6 +123,7 @@ export function attributesFor(user: UserInfo, info: RequestInfo): AuthorizationA
     subresource: info.subresource,
     namespace: info.namespace,
     name: info.name,
+    ...(info.fieldSelector ? {fieldSelector: info.fieldSelector} : {}),
     path: info.path,
   }
 }

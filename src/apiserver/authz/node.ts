@@ -1,12 +1,20 @@
-// The Node authorizer, as Kubernetes' plugin/pkg/auth/authorizer/node does it, simplified: a node
-// agent (user `system:node:<name>` in group `system:nodes`) may read what it needs cluster-wide and
-// write only what is its own: its Node and nodes/status, its Lease in orch-node-lease, and the status
-// of the pods bound to it (spec.nodeName). Everything it is not given here is no-opinion, so the
-// next authorizer (RBAC) still decides; requests from anyone else are no-opinion at once.
-import type {AnyObject, UserInfo} from '../../api/types.js'
+// The Node authorizer, as Kubernetes 1.32's plugin/pkg/auth/authorizer/node does it with
+// AuthorizeNodeWithSelectors (beta, on): a node agent (user `system:node:<name>` in group
+// `system:nodes`) reads only what is its own or what a pod bound to it uses, and writes only what is
+// its own:
+//   - nodes: get, list and watch of its own Node by name (a metadata.name field selector names it);
+//     create, update and patch of its Node and nodes/status;
+//   - pods: get of a pod bound to it, list and watch with the field selector spec.nodeName=<node>;
+//     status writes and the final delete of pods bound to it, creates of mirror pods;
+//   - configmaps (get, list, watch by name) and persistentvolumeclaims (get, status writes): only
+//     those a pod bound to it uses (NodeGraph);
+//   - its Lease in orch-node-lease; services, events, its CSRs and reviews as staticRules say.
+// Everything it is not given here is no-opinion, so the next authorizer (RBAC) still decides;
+// requests from anyone else are no-opinion at once.
+import type {UserInfo} from '../../api/types.js'
 import {NODE_LEASE_NAMESPACE} from '../../api/coordination/lease.js'
 import {goQuote} from '../../machinery/field-errors.js'
-import type {ResourceRegistry} from '../registry.js'
+import type {NodeGraph, RelatedResource} from './node-graph.js'
 import {rulesAllow, type AttributeAuthorizer, type AuthorizationAttributes, type AuthorizationResult, type PolicyRule, type ResolvedRules} from './rbac.js'
 
 export const NODES_GROUP = 'system:nodes'
@@ -28,8 +36,8 @@ export function nodeIdentity(user: UserInfo | undefined): {isNode: boolean; node
 
 /** What every node may do regardless of which objects are its own. */
 const staticRules: PolicyRule[] = [
-  // reading what a node agent needs (Kubernetes narrows these with its object graph; orch does not)
-  {verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['nodes', 'pods', 'services', 'configmaps']},
+  // services: for the environment variables of its pods
+  {verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['services']},
   // events about its pods (update and patch: the event recorder aggregates repeats)
   {verbs: ['create', 'update', 'patch'], apiGroups: [''], resources: ['events']},
   // its client certificate: bootstrap and rotation
@@ -39,11 +47,16 @@ const staticRules: PolicyRule[] = [
   {verbs: ['create'], apiGroups: [authorizationGroup], resources: ['subjectaccessreviews', 'localsubjectaccessreviews']},
 ]
 
-/** The node authorizer's grants as RBAC rules (the `system:node` ClusterRole): without the
- *  "own objects only" limits, which RBAC cannot express. */
+/** The node authorizer's grants as RBAC rules (the `system:node` ClusterRole, bound to nobody by
+ *  default, as Kubernetes' NodeRules): reads of nodes, pods and configmaps everywhere, without the
+ *  limits the authorizer puts on them (its own Node, pods bound to it and what they use, by name
+ *  or spec.nodeName), which RBAC cannot express. */
 export function nodeRules(): PolicyRule[] {
   return [
     ...structuredClone(staticRules),
+    {verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['nodes', 'pods', 'configmaps']},
+    {verbs: ['get'], apiGroups: [''], resources: ['persistentvolumeclaims']},
+    {verbs: ['update', 'patch'], apiGroups: [''], resources: ['persistentvolumeclaims/status']},
     {verbs: ['create', 'update', 'patch'], apiGroups: [''], resources: ['nodes']},
     {verbs: ['update', 'patch'], apiGroups: [''], resources: ['nodes/status']},
     {verbs: ['update', 'patch'], apiGroups: [''], resources: ['pods/status']},
@@ -52,23 +65,13 @@ export function nodeRules(): PolicyRule[] {
   ]
 }
 
-/** The node a pod is bound to (spec.nodeName), or undefined when the pod is unknown or unbound. */
-export type PodNodeLookup = (namespace: string, name: string) => string | undefined
-
-/** A PodNodeLookup over the pods registry's watch cache (started by the server). */
-export function podNodeFromRegistry(pods: Pick<ResourceRegistry, 'cache' | 'key'>): PodNodeLookup {
-  return (namespace, name) => {
-    const pod: AnyObject | undefined = pods.cache.get(pods.key(namespace, name))?.object
-    const node = pod?.spec?.nodeName
-    return typeof node === 'string' && node ? node : undefined
-  }
-}
-
 const noOpinion = (reason = ''): AuthorizationResult => ({decision: 'no-opinion', reason})
 const allow: AuthorizationResult = {decision: 'allow', reason: ''}
 
+const noRelationship = (nodeName: string) => noOpinion(`no relationship found between node '${nodeName}' and this object`)
+
 export class NodeAuthorizer implements AttributeAuthorizer {
-  constructor(private readonly podNode: PodNodeLookup) {}
+  constructor(private readonly graph: NodeGraph) {}
 
   authorize(attributes: AuthorizationAttributes): AuthorizationResult {
     const {isNode, nodeName} = nodeIdentity(attributes.user)
@@ -77,20 +80,22 @@ export class NodeAuthorizer implements AttributeAuthorizer {
     if (!attributes.isResourceRequest) return noOpinion()
     const group = attributes.apiGroup ?? ''
     const resource = attributes.resource ?? ''
-    const subresource = attributes.subresource ?? ''
-    if (group === '' && resource === 'nodes' && ['create', 'update', 'patch'].includes(attributes.verb)) {
-      return this.authorizeNode(nodeName, attributes)
+    if (group === '') {
+      switch (resource) {
+        case 'configmaps':
+          return this.authorizeReadNamespacedObject(nodeName, 'configmaps', attributes)
+        case 'persistentvolumeclaims':
+          if (attributes.subresource === 'status') return this.authorizeStatusUpdate(nodeName, 'persistentvolumeclaims', attributes)
+          return this.authorizeGet(nodeName, 'persistentvolumeclaims', attributes)
+        case 'nodes':
+          return this.authorizeNode(nodeName, attributes)
+        case 'pods':
+          return this.authorizePod(nodeName, attributes)
+      }
     }
-    if (group === coordinationGroup && resource === 'leases' && !subresource) {
+    if (group === coordinationGroup && resource === 'leases' && !attributes.subresource) {
       return this.authorizeLease(nodeName, attributes)
     }
-    if (group === '' && resource === 'pods' && subresource === 'status' && (attributes.verb === 'update' || attributes.verb === 'patch')) {
-      return this.authorizePodStatus(nodeName, attributes)
-    }
-    // mirror pods of its static pods (the body's spec.nodeName is admission's to check, as
-    // Kubernetes' NodeRestriction does) and the final delete of pods it has stopped
-    if (group === '' && resource === 'pods' && !subresource && attributes.verb === 'create') return allow
-    if (group === '' && resource === 'pods' && !subresource && attributes.verb === 'delete') return this.authorizePodStatus(nodeName, attributes)
     return rulesAllow(attributes, staticRules) ? allow : noOpinion()
   }
 
@@ -101,17 +106,79 @@ export class NodeAuthorizer implements AttributeAuthorizer {
     return {resourceRules: [], nonResourceRules: [], incomplete: true, errors: ['node authorizer does not support user rule resolution']}
   }
 
-  /** create its Node (the name is not known on create: the body's is for admission to check),
-   *  update and patch its Node and nodes/status */
+  /** its own Node: read by name (before it exists, too); create (the name is not known on create:
+   *  the body's is for admission to check), update and patch of it and of nodes/status */
   private authorizeNode(nodeName: string, attributes: AuthorizationAttributes): AuthorizationResult {
     const subresource = attributes.subresource ?? ''
     const name = attributes.name ?? ''
-    if (attributes.verb === 'create') {
-      if (subresource) return noOpinion()
+    const verb = attributes.verb
+    if (subresource === '' && ['get', 'list', 'watch'].includes(verb)) {
+      if (name === nodeName) return allow
+      if (!name) return noOpinion(`node '${nodeName}' cannot read all nodes, only its own Node object`)
+      return noOpinion(`node '${nodeName}' cannot read '${name}', only its own Node object`)
+    }
+    if (subresource === '' && verb === 'create') {
       return !name || name === nodeName ? allow : noOpinion(`node ${goQuote(nodeName)} is not allowed to modify node ${goQuote(name)}`)
     }
-    if (subresource !== '' && subresource !== 'status') return noOpinion()
-    return name === nodeName ? allow : noOpinion(`node ${goQuote(nodeName)} is not allowed to modify node ${goQuote(name)}`)
+    if ((subresource === '' || subresource === 'status') && (verb === 'update' || verb === 'patch')) {
+      return name === nodeName ? allow : noOpinion(`node ${goQuote(nodeName)} is not allowed to modify node ${goQuote(name)}`)
+    }
+    return noOpinion()
+  }
+
+  /** pods bound to it: get by name, list and watch with spec.nodeName=<node> (or by name); status
+   *  writes and the final delete of those it has stopped; mirror pods of its static pods (the body's
+   *  spec.nodeName is admission's to check, as Kubernetes' NodeRestriction does) */
+  private authorizePod(nodeName: string, attributes: AuthorizationAttributes): AuthorizationResult {
+    const subresource = attributes.subresource ?? ''
+    const verb = attributes.verb
+    if (subresource === '') {
+      switch (verb) {
+        case 'get':
+          return this.authorizeGet(nodeName, 'pods', attributes)
+        case 'list':
+        case 'watch':
+          if ((attributes.fieldSelector ?? []).some((r) => r.field === 'spec.nodeName' && r.operator === '=' && r.value === nodeName)) return allow
+          if (attributes.name) return this.authorizeRelated(nodeName, 'pods', attributes)
+          return noOpinion('can only list/watch pods with spec.nodeName field selector')
+        case 'create':
+          return allow
+        case 'delete':
+          return this.authorizeRelated(nodeName, 'pods', attributes)
+      }
+    }
+    if (subresource === 'status' && (verb === 'update' || verb === 'patch')) return this.authorizeRelated(nodeName, 'pods', attributes)
+    return noOpinion()
+  }
+
+  /** Kubernetes' authorizeReadNamespacedObject: get, list and watch of one object its pods use */
+  private authorizeReadNamespacedObject(nodeName: string, resource: RelatedResource, attributes: AuthorizationAttributes): AuthorizationResult {
+    if (!['get', 'list', 'watch'].includes(attributes.verb)) return noOpinion('can only read resources of this type')
+    if (attributes.subresource) return noOpinion('cannot read subresource')
+    if (!attributes.namespace) return noOpinion('can only read namespaced object of this type')
+    return this.authorizeRelated(nodeName, resource, attributes)
+  }
+
+  /** Kubernetes' authorizeGet: get of one related object */
+  private authorizeGet(nodeName: string, resource: RelatedResource | 'pods', attributes: AuthorizationAttributes): AuthorizationResult {
+    if (attributes.verb !== 'get') return noOpinion('can only get individual resources of this type')
+    if (attributes.subresource) return noOpinion('cannot get subresource')
+    return this.authorizeRelated(nodeName, resource, attributes)
+  }
+
+  /** Kubernetes' authorizeStatusUpdate: update and patch of the status of a related object */
+  private authorizeStatusUpdate(nodeName: string, resource: RelatedResource, attributes: AuthorizationAttributes): AuthorizationResult {
+    if (attributes.verb !== 'update' && attributes.verb !== 'patch') return noOpinion('can only get/update/patch this type')
+    return this.authorizeRelated(nodeName, resource, attributes)
+  }
+
+  /** Kubernetes' authorize: the named object has a path to the node in the graph */
+  private authorizeRelated(nodeName: string, resource: RelatedResource | 'pods', attributes: AuthorizationAttributes): AuthorizationResult {
+    const name = attributes.name ?? ''
+    if (!name) return noOpinion('No Object name found')
+    const namespace = attributes.namespace ?? ''
+    const related = resource === 'pods' ? this.graph.podNode(namespace, name) === nodeName : this.graph.hasPathFrom(nodeName, resource, namespace, name)
+    return related ? allow : noRelationship(nodeName)
   }
 
   /** Kubernetes' authorizeLease: get, create, update, patch, delete of its own Lease in orch-node-lease */
@@ -129,12 +196,5 @@ export class NodeAuthorizer implements AttributeAuthorizer {
       return noOpinion('can only access node lease with the same name as the requesting node')
     }
     return allow
-  }
-
-  /** update and patch of pods/status, for pods bound to the node */
-  private authorizePodStatus(nodeName: string, attributes: AuthorizationAttributes): AuthorizationResult {
-    const name = attributes.name ?? ''
-    if (name && this.podNode(attributes.namespace ?? '', name) === nodeName) return allow
-    return noOpinion(`no relationship found between node '${nodeName}' and this object`)
   }
 }

@@ -7,6 +7,7 @@
 import {rbacGroup} from '../../api/rbac/shared.js'
 import type {AnyObject, UserInfo} from '../../api/types.js'
 import {goQuote} from '../../machinery/field-errors.js'
+import type {FieldRequirement} from '../../machinery/fields.js'
 import type {ResourceRegistry} from '../registry.js'
 
 // ---------------------------------------------------------------------------------------- attributes
@@ -27,6 +28,9 @@ export interface AuthorizationAttributes {
   /** '' or absent for cluster-scoped requests (and for namespaced lists across all namespaces) */
   namespace?: string
   name?: string
+  /** the requirements of a list, watch or deletecollection's field selector (none when it did not
+   *  parse), as Kubernetes' AuthorizeWithSelectors hands them to authorizers */
+  fieldSelector?: readonly FieldRequirement[]
   /** the URL path of a non-resource request */
   path?: string
 }
