@@ -201,7 +201,8 @@ export class ApiPods {
 
   /**
    * After a refused write (403: the Node authorizer finds no pod of that name bound to this node), the
-   * kubelet's status manager's check: a GET, and the pod is gone when it is not found or has another uid.
+   * kubelet's status manager's check: a GET, and the pod is gone when it is not found or has another
+   * uid. The GET is the Node authorizer's too: a pod no longer bound here is refused (403), not 404.
    */
   private async isGone(error: unknown, pod: AnyObject): Promise<boolean> {
     if (!isApiStatusError(error) || error.status.code !== 403) return false
@@ -209,7 +210,7 @@ export class ApiPods {
       const current = await this.options.client().get<AnyObject>({...PODS, namespace: pod.metadata!.namespace, name: pod.metadata!.name})
       return current.metadata?.uid !== pod.metadata!.uid || current.spec?.nodeName !== this.options.nodeName
     } catch (lookup) {
-      return isApiStatusError(lookup) && lookup.status.code === 404
+      return isApiStatusError(lookup) && (lookup.status.code === 404 || lookup.status.code === 403)
     }
   }
 }

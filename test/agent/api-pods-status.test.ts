@@ -36,6 +36,13 @@ function fakeApi(stored: Map<string, AnyObject>): {client: RestClient; calls: st
       if (!pod) throw notFound(locator.name)
       return pod
     },
+    /** the Node authorizer of Kubernetes 1.32: a get of a pod not bound to node-a is 403 too */
+    async getAsNodeAuthorizer(locator: AnyObject) {
+      calls.push(`get ${locator.name}`)
+      const pod = stored.get(locator.name)
+      if (pod?.spec?.nodeName !== 'node-a') throw forbidden('get', locator.name)
+      return pod
+    },
   }
   return {client: client as unknown as RestClient, calls}
 }
@@ -69,6 +76,18 @@ describe('pod status writes for pods that are gone', () => {
     apiPods(client, lines).writeStatus(pod('again', 'uid-old'))
     await sleep(1500)
     assert.deepEqual(calls, ['patch again', 'get again'])
+  })
+
+  it('a GET refused as the Node authorizer refuses it (403: not bound to this node) means gone too', async () => {
+    for (const stored of [new Map<string, AnyObject>(), new Map([['gone', {...pod('gone', 'uid-new'), spec: {nodeName: 'node-b'}}]])]) {
+      const {client, calls} = fakeApi(stored)
+      const strict = {...client, get: (client as unknown as {getAsNodeAuthorizer: RestClient['get']}).getAsNodeAuthorizer} as unknown as RestClient
+      const lines: string[] = []
+      apiPods(strict, lines).writeStatus(pod('gone', 'uid-1'))
+      await sleep(1500)
+      assert.deepEqual(calls, ['patch gone', 'get gone'])
+      assert.deepEqual(lines.filter((l) => l.includes('WARN')), [])
+    }
   })
 
   it('the final grace-0 DELETE of a pod already gone is quiet', async () => {
