@@ -1,7 +1,7 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import type {AnyObject, UserInfo} from '../../src/api/types.js'
-import {attributesFor, NodeAuthorizer, PodNodeGraph} from '../../src/apiserver/authz/index.js'
+import {attributesFor, Authorizer, NodeAuthorizer, PodNodeGraph, staticSource, subjectAccessReview} from '../../src/apiserver/authz/index.js'
 import {resolveRequestInfo} from '../../src/apiserver/requestinfo.js'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -107,6 +107,23 @@ describe('Node authorizer reads (AuthorizeNodeWithSelectors)', () => {
     assert.deepEqual(request('PATCH', '/api/v1/namespaces/ns/pods/web/status'), allowed)
     assert.deepEqual(request('PATCH', '/api/v1/namespaces/ns/pods/db/status'), noRelationship)
     assert.deepEqual(request('GET', '/api/v1/services'), allowed)
+  })
+})
+
+describe('SubjectAccessReview field selectors reach the Node authorizer', () => {
+  const chain = new Authorizer({source: staticSource([]), graph})
+  const review = (fieldSelector?: AnyObject) =>
+    subjectAccessReview(chain, {
+      apiVersion: 'authorization.orch.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {user: 'system:node:node-a', groups: ['system:nodes'], resourceAttributes: {verb: 'list', resource: 'pods', ...(fieldSelector ? {fieldSelector} : {})}},
+    }).status
+  it('allows a list of pods with spec.nodeName=<node> given as rawSelector or an In requirement', () => {
+    assert.equal(review({rawSelector: 'spec.nodeName=node-a'}).allowed, true)
+    assert.equal(review({requirements: [{key: 'spec.nodeName', operator: 'In', values: ['node-a']}]}).allowed, true)
+    assert.equal(review({requirements: [{key: 'spec.nodeName', operator: 'In', values: ['node-a', 'node-b']}]}).allowed, false, 'In supports one value only')
+    assert.equal(review({requirements: [{key: 'spec.nodeName', operator: 'NotIn', values: ['node-b']}]}).allowed, false)
+    assert.deepEqual(review(), {allowed: false, reason: 'can only list/watch pods with spec.nodeName field selector'})
   })
 })
 

@@ -5,6 +5,7 @@
 import {authorizationGroup} from '../../api/authorization/shared.js'
 import type {AnyObject, FieldError, UserInfo} from '../../api/types.js'
 import {forbidden, invalid, required} from '../../machinery/field-errors.js'
+import {parseFieldSelector, type FieldRequirement} from '../../machinery/fields.js'
 import {errors} from '../../machinery/status.js'
 import type {AuthorizationAttributes, AuthorizationResult} from './rbac.js'
 
@@ -126,6 +127,24 @@ export function validateSelfSubjectAccessReview(body: AnyObject): FieldError[] {
   return [...validateAttributes(spec), ...validateResourceAttributes(spec), ...validateEmptyMetadata(body)]
 }
 
+/** A review's fieldSelector as authorizers see it (Kubernetes' fieldSelectorAsSelector): rawSelector
+ *  parsed, or requirements `In` / `NotIn` of one value; anything else gives no requirements. */
+function fieldSelectorAttributes(selector: unknown): {fieldSelector?: FieldRequirement[]} {
+  if (!isObject(selector)) return {}
+  try {
+    if (typeof selector.rawSelector === 'string' && selector.rawSelector) return {fieldSelector: [...parseFieldSelector(selector.rawSelector).requirements]}
+  } catch {
+    return {}
+  }
+  const requirements: FieldRequirement[] = []
+  for (const r of Array.isArray(selector.requirements) ? selector.requirements : []) {
+    const values = Array.isArray(r?.values) ? r.values : []
+    if ((r?.operator !== 'In' && r?.operator !== 'NotIn') || values.length !== 1) return {}
+    requirements.push({field: String(r.key ?? ''), operator: r.operator === 'In' ? '=' : '!=', value: String(values[0])})
+  }
+  return requirements.length > 0 ? {fieldSelector: requirements} : {}
+}
+
 /** Kubernetes' ResourceAttributesFrom / NonResourceAttributesFrom: an empty version means all. */
 export function reviewAttributes(user: UserInfo, spec: AnyObject): AuthorizationAttributes {
   if (isObject(spec.resourceAttributes)) {
@@ -140,6 +159,7 @@ export function reviewAttributes(user: UserInfo, spec: AnyObject): Authorization
       subresource: ra.subresource ?? '',
       namespace: ra.namespace ?? '',
       name: ra.name ?? '',
+      ...fieldSelectorAttributes(ra.fieldSelector),
     }
   }
   const nra = isObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : {}
