@@ -6,6 +6,7 @@ import {resetFields} from '../machinery/managed-fields.js'
 import {errors} from '../machinery/status.js'
 import {updateLastApplied} from './last-applied.js'
 import {assertBodyObject, type ResourceRegistry} from './registry.js'
+import {checkResourceVersion} from './registry-update.js'
 import type {ResourceRequest} from './requestinfo.js'
 
 export interface ApplyRequestOptions {
@@ -69,6 +70,8 @@ export async function applyPatch(
           if (result.conflicts) throw applyConflictError(result.conflicts)
           updateLastApplied(result.object, applied, options.fieldManager)
           options.afterApply?.()
+          // the applied object keeps the configuration's resourceVersion, which Store.Update then checks
+          checkResourceVersion(registry.groupResource, info.name, applied.metadata?.resourceVersion, current)
           return registry.prepareUpdate(current, result.object, info.subresource, {
             dryRun: options.dryRun,
             context: options.context,

@@ -15,6 +15,7 @@ import {acceptsGzip, assertNestingDepth, decodeBody, isJsonBody, JSON_PATCH, JSO
 import {cborSerializer, jsonSerializer, serializerSet, YAML_TYPE, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
 import type {ListParams} from './registry-list.js'
+import {checkResourceVersion} from './registry-update.js'
 import {dryRunParam, fieldManagerOf, fieldValidationParam, requestedWriteOptions, validateWriteOptions} from './write-options.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
 import {scaleTable, toScale} from './scale.js'
@@ -546,7 +547,6 @@ export class ResourceHandler {
     if ((contentType === MERGE_PATCH || contentType === STRATEGIC_PATCH) && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) {
       throw errors.badRequest('the merge patch must be a JSON object')
     }
-    let precondition: string | undefined
     const object = await registry.guaranteedUpdate(
       info.namespace,
       info.name,
@@ -564,11 +564,7 @@ export class ResourceHandler {
         // the patched object still names the URL's object (Kubernetes checks the name after a patch too)
         checkName(patched, info.name, registry.declaration.namespaced ? info.namespace : '')
         // a resourceVersion the patch sets is a precondition, as in Kubernetes
-        const patchedRv = patched.metadata?.resourceVersion
-        if (patchedRv && patchedRv !== current.metadata?.resourceVersion) {
-          precondition = String(patchedRv)
-          throw errors.staleResourceVersion(registry.groupResource, info.name)
-        }
+        checkResourceVersion(registry.groupResource, info.name, patched.metadata?.resourceVersion, current)
         registry.checkTypeMeta(patched)
         // a strategic merge patch's result is converted from maps, the others' decoded from JSON; what
         // the converter lets through (3.0 for an int32) is then only checked for Go's ranges
@@ -579,7 +575,7 @@ export class ResourceHandler {
         checkPatchedFields(contentType, patch, patched, registry.declaration.schema, patchNumbers, strict, warningsBefore)
         return registry.prepareUpdate(current, patched, info.subresource, options)
       },
-      {dryRun: options.dryRun, precondition, admit: {context: options.context, subresource: info.subresource}},
+      {dryRun: options.dryRun, admit: {context: options.context, subresource: info.subresource}},
     )
     return object
   }

@@ -22,9 +22,6 @@ export interface WriteOptions {
   /** an update or apply that creates: also authorized as create, once the object validates (Kubernetes'
    *  withAuthorization runs with the create validation, after the strategy's) */
   createOnUpdate?: boolean
-  /** a PUT: a uid in the body is a precondition (409 when it is not the stored one); a patch's or an
-   *  apply's changed uid is an immutable field instead (422), as Kubernetes' patcher passes none */
-  uidPrecondition?: boolean
 }
 
 export interface DeleteOptions {

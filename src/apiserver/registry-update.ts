@@ -9,10 +9,11 @@ import {clone, ensureTopLevelStructs, sameJson, type WriteOptions} from './regis
  * The object an update of `subresource` stores, built from the stored one and the request body: what
  * the subresource may change (only status through /status, only spec.finalizers through /finalize,
  * a custom subresource through the kind's prepareSubresourceUpdate), the fields the server owns as
- * stored, the decoder's defaults. A PUT's uid that differs from the stored one is the 409 precondition
- * failure (a patch's is validation's 422, field is immutable). The strategy's PrepareForUpdate and the generation come later (beforeUpdate).
+ * stored, the decoder's defaults. A uid that differs from the stored one is validation's 422 (field is
+ * immutable) unless the caller checked it as a precondition first (a PUT: checkUidPrecondition). The
+ * strategy's PrepareForUpdate and the generation come later (beforeUpdate).
  */
-export function updatedObject(declaration: KindDeclaration, groupResource: GroupResource, old: AnyObject, body: AnyObject, subresource: string, options: WriteOptions): AnyObject {
+export function updatedObject(declaration: KindDeclaration, old: AnyObject, body: AnyObject, subresource: string, options: WriteOptions): AnyObject {
   let object: AnyObject
   const bodyCopy = clone(body)
   if (subresource === 'status') {
@@ -45,13 +46,6 @@ export function updatedObject(declaration: KindDeclaration, groupResource: Group
   meta.name = oldMeta.name
   if (declaration.namespaced) meta.namespace = oldMeta.namespace
   else delete meta.namespace
-  if (meta.uid && meta.uid !== oldMeta.uid && options.uidPrecondition) {
-    throw errors.conflict(
-      groupResource,
-      oldMeta.name,
-      `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${oldMeta.uid}`,
-    )
-  }
   // BeforeUpdate: the stored uid when none is given; a changed one is validation's (field is immutable)
   if (!meta.uid) meta.uid = oldMeta.uid
   delete meta.selfLink
@@ -60,6 +54,42 @@ export function updatedObject(declaration: KindDeclaration, groupResource: Group
   ensureTopLevelStructs(object, declaration)
   declaration.defaults?.(object)
   return object
+}
+
+/**
+ * The uid precondition of a PUT (of the object or any subresource): the storage's Preconditions.Check,
+ * which runs before anything else looks at the body, in its words — a StorageError the registry
+ * answers as 409 Conflict. `stored` is undefined when the object is absent (a create through PUT).
+ */
+export function checkUidPrecondition(groupResource: GroupResource, key: string, name: string, uid: unknown, stored: AnyObject | undefined): void {
+  if (!uid || uid === stored?.metadata?.uid) return
+  const storedUid = stored?.metadata?.uid ?? ''
+  throw errors.conflict(
+    groupResource,
+    name,
+    `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${storedUid}`,
+  )
+}
+
+/**
+ * Store.Update's optimistic lock: a resourceVersion the written object carries (a PUT's body, a patch's
+ * or an apply's result, a Scale's) must be the stored one, else 409; without one the update is unconditional.
+ */
+export function checkResourceVersion(groupResource: GroupResource, name: string, resourceVersion: unknown, stored: AnyObject): void {
+  if (resourceVersion && String(resourceVersion) !== stored.metadata?.resourceVersion) throw errors.staleResourceVersion(groupResource, name)
+}
+
+/**
+ * The uid a Scale written through /scale names (scaleUpdatedObjectInfo: after the Scale validates, and
+ * answered on `<resource>/scale` with no StorageError — a patch or an apply has no storage precondition).
+ */
+export function checkScaleUid(groupResource: GroupResource, name: string, uid: unknown, stored: AnyObject): void {
+  if (!uid || uid === stored.metadata?.uid) return
+  throw errors.conflict(
+    {group: groupResource.group, resource: `${groupResource.resource}/scale`},
+    name,
+    `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${stored.metadata?.uid ?? ''}`,
+  )
 }
 
 /** creationTimestamp and the deletion fields as stored: an update never sets or changes them. */

@@ -15,7 +15,7 @@ import {compileSelectors, type Selectors} from './selectors.js'
 import {parseResourceVersion, ResourceLister, type ListParams, type ListResult} from './registry-list.js'
 import {decodeStored, decodeStoredShared, encodeStored, rememberStored} from './stored-json.js'
 import {kindValidatorKey, kindValidators, type KindValidator} from './validation/index.js'
-import {beforeUpdate, updatedObject} from './registry-update.js'
+import {beforeUpdate, checkResourceVersion, checkUidPrecondition, updatedObject} from './registry-update.js'
 import {replicasFromScale, SCALE_KIND, toScale} from './scale.js'
 import {scaleSchema} from '../machinery/protobuf-schemas.js'
 import {
@@ -323,6 +323,7 @@ export class ResourceRegistry {
       const current = await this.deps.store.get(key)
       if (!current) {
         if (subresource || !this.declaration.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name)
+        checkUidPrecondition(this.groupResource, key, name, meta.uid, undefined)
         if (precondition) throw errors.notFound(this.groupResource, name)
         const object = await this.create(namespace, {...body, metadata: {...meta, name}}, {...options, createOnUpdate: true}).catch((error) => {
           // a concurrent create: go round again as an update
@@ -333,15 +334,15 @@ export class ResourceRegistry {
         continue
       }
       const old = decodeStored(current)
-      if (precondition && precondition !== old.metadata!.resourceVersion) {
-        throw errors.staleResourceVersion(this.groupResource, name)
-      }
+      // the storage's uid precondition first, then Store.Update's resourceVersion check
+      checkUidPrecondition(this.groupResource, key, name, meta.uid, old)
+      checkResourceVersion(this.groupResource, name, precondition, old)
       if (!precondition && !this.declaration.allowUnconditionalUpdate && !subresource) {
         throw this.invalid(name, [
           {type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: '0x0', message: 'must be specified for an update'},
         ])
       }
-      const prepared = this.prepareUpdate(old, body, subresource, {...options, uidPrecondition: true})
+      const prepared = this.prepareUpdate(old, body, subresource, options)
       const result = await this.completeUpdate(key, current, old, prepared, {dryRun: options.dryRun, admit: {context: options.context, subresource}})
       if (result === 'conflict') {
         if (precondition) throw errors.staleResourceVersion(this.groupResource, name)
@@ -354,7 +355,7 @@ export class ResourceRegistry {
   /** Builds the object to store from the stored one and the request body; completeUpdate (update,
    *  guaranteedUpdate) validates it after admission and the beginUpdate hook. */
   prepareUpdate(old: AnyObject, body: AnyObject, subresource: string, options: WriteOptions): AnyObject {
-    const object = updatedObject(this.declaration, this.groupResource, old, body, subresource, options)
+    const object = updatedObject(this.declaration, old, body, subresource, options)
     this.recordManagedFields(old, object, options, subresource)
     this.pendingValidation.set(object, {subresource, context: options.context})
     return object

@@ -16,6 +16,7 @@ import {yamlDuplicateKeys} from '../machinery/yaml-duplicates.js'
 import {decodeBody, isJsonBody, JSON_PATCH, patchNumbersOf, readBody, STRATEGIC_PATCH} from './codec.js'
 import {checkApplyRequest} from './apply.js'
 import {assertBodyObject, checkName, type ResourceRegistry} from './registry.js'
+import {checkResourceVersion, checkScaleUid, checkUidPrecondition} from './registry-update.js'
 import type {ResourceRequest} from './requestinfo.js'
 import {parentManagedFields, replicasFromScale, SCALE_API_VERSION, SCALE_KIND, scaleManagedFields, toScale} from './scale.js'
 import type {Serializer, SerializerSet} from './serializers.js'
@@ -78,8 +79,8 @@ export async function writeScale(request: IncomingMessage, registry: ResourceReg
         wanted = assertBodyObject(body)
         // the Scale names the object of the URL, as any update's body must
         checkName(wanted, info.name, info.namespace)
-        const rv = wanted.metadata?.resourceVersion
-        if (rv && rv !== current.metadata?.resourceVersion) throw errors.staleResourceVersion(registry.groupResource, info.name)
+        // a PUT's uid is the storage's precondition, checked before the Scale is looked at
+        checkUidPrecondition(registry.groupResource, registry.key(info.namespace, info.name), info.name, wanted.metadata?.uid, current)
       } else if (contentType === JSON_PATCH) {
         wanted = assertBodyObject(applyJsonPatch(scale, body))
       } else if (contentType === STRATEGIC_PATCH) {
@@ -94,6 +95,7 @@ export async function writeScale(request: IncomingMessage, registry: ResourceReg
         checkPatchedFields(contentType, body, wanted, scaleSchema, patchNumbers, strict, warningsBefore)
       }
       const replicas = replicasFromScale(wanted, info.name)
+      checkScalePreconditions(registry, info.name, wanted, current)
       return registry.prepareUpdate(current, {...current, spec: {...current.spec, replicas}}, '', {
         dryRun: write.dryRun,
         context: write.context,
@@ -133,6 +135,7 @@ async function applyScale(registry: ResourceRegistry, info: ResourceRequest, con
       if (!warnedOnce) afterApply()
       warnedOnce = true
       const replicas = replicasFromScale(result.object, info.name)
+      checkScalePreconditions(registry, info.name, config, current)
       const managedFields = parentManagedFields(current.metadata?.managedFields, result.managedFields, registry.apiVersion)
       const metadata = {...current.metadata}
       if (managedFields.length > 0) metadata.managedFields = managedFields
@@ -145,4 +148,14 @@ async function applyScale(registry: ResourceRegistry, info: ResourceRequest, con
     },
     {dryRun: write.dryRun, admit: {context: write.context, subresource: 'scale'}},
   )
+}
+
+/**
+ * What the written Scale names of its parent, as Kubernetes' scaleUpdatedObjectInfo checks it once the
+ * Scale validates: its uid, then its resourceVersion, which becomes the parent's and so is Store.Update's
+ * optimistic lock (409 on the parent's resource). A Scale without one is written unconditionally.
+ */
+function checkScalePreconditions(registry: ResourceRegistry, name: string, scale: AnyObject, current: AnyObject): void {
+  checkScaleUid(registry.groupResource, name, scale.metadata?.uid, current)
+  checkResourceVersion(registry.groupResource, name, scale.metadata?.resourceVersion, current)
 }

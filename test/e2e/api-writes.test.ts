@@ -59,7 +59,7 @@ describe('API writes: dryRun and fieldValidation', () => {
     const created = (await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'uid-kept'}})).json
     const put = await api('PUT', `${base}/uid-kept`, {...created, metadata: {...created.metadata, uid: 'not-the-uid'}})
     assert.equal(put.status, 409, put.text)
-    assert.match(put.json.message, /Precondition failed: UID in precondition: not-the-uid/)
+    assert.equal(put.json.message, `Operation cannot be fulfilled on configmaps "uid-kept": StorageError: invalid object, Code: 4, Key: /registry/core/configmaps/default/uid-kept, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${created.metadata.uid}`)
     const patched = await api('PATCH', `${base}/uid-kept`, {metadata: {uid: 'not-the-uid'}}, {'Content-Type': 'application/merge-patch+json'})
     assert.equal(patched.status, 422, patched.text)
     assert.equal(patched.json.message, 'ConfigMap "uid-kept" is invalid: metadata.uid: Invalid value: "not-the-uid": field is immutable')
