@@ -34,6 +34,8 @@ export interface DeleteOptions {
   /** the caller ran admission for what it does (an eviction: CREATE of pods/eviction), so the
    *  delete runs none of its own, as Kubernetes' EvictionREST deletes with ValidateAllObjectFunc */
   admitted?: boolean
+  /** one object of a deletecollection: admitted with no name, as Kubernetes' collection delete is */
+  inCollection?: boolean
 }
 
 export interface RegistryDependencies {

@@ -524,7 +524,7 @@ export class ResourceRegistry {
         throw errors.conflict(kindResource, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata!.resourceVersion}). The object might have been modified`)
       }
       if (this.admission && !options.admitted) {
-        await this.admission.validate(this.admissionAttributes('DELETE', null, old, name, '', options.context, options.dryRun))
+        await this.admission.validate(this.admissionAttributes('DELETE', null, old, options.inCollection ? '' : name, '', options.context, options.dryRun))
       }
       const details = {name, group: this.declaration.group || undefined, kind: this.declaration.resource, uid: old.metadata!.uid}
       const grace = this.declaration.deletionGracePeriod?.(old, options.gracePeriodSeconds)
@@ -596,7 +596,7 @@ export class ResourceRegistry {
     const listed = await this.list(namespace, {labelSelector, fieldSelector, limit, continue: token, resourceVersion, resourceVersionMatch})
     for (const object of listed.items) {
       try {
-        await this.delete(object.metadata!.namespace ?? '', object.metadata!.name, options)
+        await this.delete(object.metadata!.namespace ?? '', object.metadata!.name, {...options, inCollection: true})
       } catch (error) {
         if ((error as {code?: number}).code !== 404) throw error
       }

@@ -1,10 +1,10 @@
 // Update preconditions on every write path, as Kubernetes 1.32 checks them: the resourceVersion a
 // server-side apply or a patched Scale carries (Store.Update's optimistic lock), the uid a PUT of a
-// subresource carries (the storage's precondition).
+// subresource carries (the storage's precondition), and the name admission is told of a single DELETE.
 import assert from 'node:assert/strict'
 import {after, before, describe, it} from 'node:test'
 import type {AnyObject} from '../../src/api/types.js'
-import {call, type HttpResult} from '../support/http.js'
+import {call, eventually, type HttpResult} from '../support/http.js'
 import {startOrchServer, type RunningOrch} from '../support/server.js'
 
 const CM = '/api/v1/namespaces/default/configmaps'
@@ -151,5 +151,42 @@ describe('update preconditions on every write path', () => {
     assert.equal(applied.status, 409, applied.text)
     assert.equal(applied.json.message, expected)
     assert.equal((await api('GET', `${STS}/uid-scale`)).json.spec.replicas, 1)
+  })
+
+  it('a ValidatingAdmissionPolicy denying a single DELETE names the object (configmaps "keep" is forbidden, details.name keep); a deletecollection names "Unknown"', async () => {
+    const adm = '/apis/admissionregistration.orch.io/v1'
+    assert.equal((await api('POST', '/api/v1/namespaces', {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'guarded', labels: {guarded: 'yes'}}})).status, 201)
+    const base = '/api/v1/namespaces/guarded/configmaps'
+    assert.equal((await api('POST', base, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'keep', labels: {protected: 'yes'}}})).status, 201)
+    const policy = await api('POST', `${adm}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: {name: 'protected-configmaps'},
+      spec: {
+        matchConstraints: {
+          resourceRules: [{apiGroups: [''], apiVersions: ['*'], operations: ['DELETE'], resources: ['configmaps']}],
+          namespaceSelector: {matchLabels: {guarded: 'yes'}},
+        },
+        validations: [{expression: "!has(oldObject.metadata.labels) || !('protected' in oldObject.metadata.labels)", message: 'protected configmaps stay'}],
+      },
+    })
+    assert.equal(policy.status, 201, policy.text)
+    const binding = await api('POST', `${adm}/validatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.orch.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: {name: 'protected-configmaps'},
+      spec: {policyName: 'protected-configmaps', validationActions: ['Deny']},
+    })
+    assert.equal(binding.status, 201, binding.text)
+    const denial = "ValidatingAdmissionPolicy 'protected-configmaps' with binding 'protected-configmaps' denied request: protected configmaps stay"
+    const single = await eventually(() => api('DELETE', `${base}/keep`), (r) => r.status !== 200, 'the policy to take effect')
+    assert.equal(single.status, 422, single.text)
+    assert.equal(single.json.message, `configmaps "keep" is forbidden: ${denial}`)
+    assert.equal(single.json.details.name, 'keep')
+    const collection = await api('DELETE', base)
+    assert.equal(collection.status, 422, collection.text)
+    assert.equal(collection.json.message, `configmaps "Unknown" is forbidden: ${denial}`)
+    assert.equal(collection.json.details.name, 'Unknown')
+    assert.equal((await api('GET', `${base}/keep`)).status, 200)
   })
 })

@@ -110,8 +110,9 @@ function denialError(denial: Denial, attributes: AdmissionAttributes): ApiError 
   // and code, and the policy's message alone as the cause
   const {group, resource} = attributes.resource
   const object = attributes.object?.metadata
-  // extractResourceName: the object's name (or generateName, as names are not generated yet), else "Unknown"
-  const name = object?.name || object?.generateName || 'Unknown'
+  // extractResourceName: the request's name (a single DELETE's, an update's), else the object's name
+  // (or generateName, as names are not generated yet), else "Unknown" (a deletecollection)
+  const name = attributes.name || object?.name || object?.generateName || 'Unknown'
   const forbidden = errors.forbidden({group, resource: attributes.subresource ? `${resource}/${attributes.subresource}` : resource}, name, message)
   return new ApiError(REASON_CODES[reason] ?? 422, reason, forbidden.message, {...forbidden.details, causes: [{message}]})
 }
