@@ -6,7 +6,8 @@
 //  - a pod lifecycle event generator relists the runtime every relistPeriodMs and wakes the worker
 //    of each pod whose containers changed;
 //  - image pulls of all pods go through one ImagePuller: one at a time unless serializeImagePulls is false;
-//  - the pod's status is computed after each sync; a change goes to the subscribers (the pod-info
+//  - each sync computes the pod's status from the runtime as the sync found it (what it starts is
+//    reported by the sync the next relist wakes); a change goes to the subscribers (the pod-info
 //    socket) at once and to statusSink (the API writer).
 // Pods a previous agent started are adopted (found by their labels), not restarted.
 import {join} from 'node:path'
@@ -337,14 +338,22 @@ export class PodManager {
     const terminal = isTerminalPhase(entry.pod.status?.phase) || isTerminalPhase(entry.status?.phase)
     if (!terminal) checkActiveDeadline(entry, this.now().getTime(), this.options.events, () => this.wake(uid))
     const finished = terminal || entry.evicted !== undefined || entry.failed || completed(entry.pod, entry.initialized, view)
-    if (!finished) await this.reconcile(uid, entry, sandboxes, view)
-    else {
-      // a finished pod keeps its containers (their exit codes) but not its sandbox
-      if (await stopFinishedPod(this.options.cri, this.options.events, entry.pod, sandboxes, containers, gracePeriodSeconds(entry.pod))) {
-        await this.viewOf(entry, sandboxes, (await this.runtimeOf(uid)).containers)
-      }
-      entry.view!.sandboxReady = false
+    if (!finished) {
+      await this.reconcile(uid, entry, sandboxes, view)
+      // the kubelet's generateAPIPodStatus: a sync reports the runtime as it found it. What it started is
+      // reported by a later sync from what the runtime says then (the relist sees the new container and
+      // wakes the pod), so a container that exits at once is never seen running, nor ready.
+      await this.updateStatus(uid, entry, view)
+      return
     }
+    // a finished pod keeps its containers (their exit codes) but not its sandbox: as the kubelet's SyncPod
+    // then SyncTerminatingPod, reported as found, then as left once stopped; found with containers still
+    // running it is not reported (a terminal phase is never written while a container may run)
+    if (!containers.some((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')) await this.updateStatus(uid, entry, view)
+    if (await stopFinishedPod(this.options.cri, this.options.events, entry.pod, sandboxes, containers, gracePeriodSeconds(entry.pod))) {
+      await this.viewOf(entry, sandboxes, (await this.runtimeOf(uid)).containers)
+    }
+    entry.view!.sandboxReady = false
     await this.updateStatus(uid, entry)
   }
 
@@ -529,8 +538,9 @@ export class PodManager {
     return {...entry.pod, status: entry.status ?? entry.pod.status ?? {}}
   }
 
-  private async updateStatus(uid: string, entry: PodEntry): Promise<void> {
-    const view = entry.view ?? (await this.viewOf(entry, [], []))
+  /** The pod's status from `view` (default: the latest look at the runtime); subscribers and the sink get a change. */
+  private async updateStatus(uid: string, entry: PodEntry, view?: PodView): Promise<void> {
+    view ??= entry.view ?? (await this.viewOf(entry, [], []))
     view.initialized = entry.initialized
     view.failed = entry.failed
     view.terminated = entry.terminated
