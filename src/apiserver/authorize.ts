@@ -50,18 +50,43 @@ export function buildAuthorizer(modes: readonly AuthorizationMode[], source: RBA
   ])
 }
 
-/** What the server asks per request: nothing when allowed, else the error to answer with. */
-export type RequestAuthorizer = (user: UserInfo, info: RequestInfo) => ApiError | undefined
+/** What the server asks per request: nothing when allowed, else the error to answer with. With
+ *  `annotations` it also records the decision and the authorizer's reason for the audit log, as
+ *  Kubernetes' WithAuthorization does (`authorization.orch.io/decision`: allow or forbid;
+ *  `authorization.orch.io/reason`: the reason alone, "internal error" when the authorizer failed). */
+export type RequestAuthorizer = (user: UserInfo, info: RequestInfo, annotations?: Record<string, string>) => ApiError | undefined
+
+export const DECISION_ANNOTATION = 'authorization.orch.io/decision'
+export const REASON_ANNOTATION = 'authorization.orch.io/reason'
 
 export function requestAuthorizer(authorizer: Pick<Authorizer, 'authorize'>): RequestAuthorizer {
-  return (user, info) => {
+  return (user, info, annotations) => {
     const attributes = attributesFor(user, info)
     const decision = authorizer.authorize(attributes)
-    if (decision.decision === 'allow') return undefined
-    if (decision.error && !decision.reason) return errors.internal(`Internal error occurred: ${decision.error}`)
+    if (decision.decision === 'allow') {
+      if (annotations) {
+        annotations[DECISION_ANNOTATION] = 'allow'
+        annotations[REASON_ANNOTATION] = decision.reason
+      }
+      return undefined
+    }
+    if (decision.error && !decision.reason) {
+      if (annotations) annotations[REASON_ANNOTATION] = 'internal error'
+      return errors.internal(`Internal error occurred: ${decision.error}`)
+    }
+    if (annotations) {
+      annotations[DECISION_ANNOTATION] = 'forbid'
+      annotations[REASON_ANNOTATION] = decision.reason
+    }
     return forbiddenError(attributes, decision.reason)
   }
 }
 
 /** Allows everything (AlwaysAllow alone, and servers built without a chain in unit tests). */
-export const allowAll: RequestAuthorizer = () => undefined
+export const allowAll: RequestAuthorizer = (_user, _info, annotations) => {
+  if (annotations) {
+    annotations[DECISION_ANNOTATION] = 'allow'
+    annotations[REASON_ANNOTATION] = ''
+  }
+  return undefined
+}

@@ -249,7 +249,8 @@ export class ApiServer {
     })
     const resources = {Role: 'roles', ClusterRole: 'clusterroles', RoleBinding: 'rolebindings', ClusterRoleBinding: 'clusterrolebindings'} as const
     for (const [kind, resource] of Object.entries(resources) as [keyof typeof resources, string][]) {
-      this.registry('rbac.orch.io', resource).hooks = {authorizeWrite: checks[kind]}
+      const registry = this.registry('rbac.orch.io', resource)
+      registry.hooks = {...registry.hooks, authorizeWrite: checks[kind]}
     }
   }
 
@@ -408,12 +409,8 @@ export class ApiServer {
       user = this.authenticate(request, path)
       impersonated = impersonate(request, user, (attributes) => this.authorizer.authorize(attributes))
       const actor = impersonated ?? user
-      const denied = this.authorizeRequest(actor, info)
-      annotations['authorization.orch.io/decision'] = denied ? 'forbid' : 'allow'
-      if (denied) {
-        annotations['authorization.orch.io/reason'] = denied.message
-        throw denied
-      }
+      const denied = this.authorizeRequest(actor, info, annotations)
+      if (denied) throw denied
       if (info.isResourceRequest) {
         await this.resources.handle(request, response, info, query, actor, annotations)
       } else if (path === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) {

@@ -342,9 +342,15 @@ describe('CertificateSigningRequest', () => {
     assert.deepEqual(read.objectRef, {resource: 'certificatesigningrequests', name: 'audited', apiGroup: 'certificates.orch.io', apiVersion: 'v1'})
     assert.equal(read.responseStatus.code, 404)
     assert.equal(read.annotations['authorization.orch.io/decision'], 'allow')
+    // "authorization.k8s.io/reason": the authorizer's reason, on allow too (WithAuthorization)
+    assert.equal(
+      read.annotations['authorization.orch.io/reason'],
+      'RBAC: allowed by ClusterRoleBinding "jane-requests" of ClusterRole "system:node-bootstrapper" to User "jane"',
+    )
     assert.equal(deleted.verb, 'delete')
     assert.equal(deleted.responseStatus.code, 403)
     assert.equal(deleted.annotations['authorization.orch.io/decision'], 'forbid')
+    assert.equal(deleted.annotations['authorization.orch.io/reason'], '', 'the reason alone (RBAC gives none), not the 403 message')
     assert.match(deleted.responseStatus.message, /User "jane" cannot delete resource "certificatesigningrequests"/)
   })
 })
