@@ -32,10 +32,10 @@ export class NodeRestriction implements ValidatingPlugin {
     if (group === '' && resource === 'pods' && !attributes.subresource) return this.pods(node, attributes)
     if (group === '' && resource === 'nodes') return this.nodes(node, attributes)
     if (group === 'coordination.orch.io' && resource === 'leases') {
-      const name = attributes.object?.metadata?.name ?? attributes.name
-      if (name !== node || attributes.namespace !== 'orch-node-lease') {
-        throw forbidden(attributes, `node "${node}" can only access its own lease in the "orch-node-lease" namespace`)
-      }
+      // Kubernetes' admitLease: the namespace first, then the name (the body's on create)
+      if (attributes.namespace !== 'orch-node-lease') throw forbidden(attributes, 'can only access leases in the "orch-node-lease" system namespace')
+      const name = attributes.operation === 'CREATE' ? attributes.object?.metadata?.name : attributes.name
+      if (name !== node) throw forbidden(attributes, 'can only access node lease with the same name as the requesting node')
     }
   }
 

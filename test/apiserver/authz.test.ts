@@ -197,12 +197,14 @@ describe('Node authorizer', () => {
   const node = new NodeAuthorizer(graph)
   const lease = {apiGroup: 'coordination.orch.io', namespace: 'orch-node-lease'}
 
-  it('lets a node write its own Node, Lease and pod status, not another node\'s', () => {
+  it('lets a node write Nodes (NodeRestriction keeps it to its own), its own Lease and its pods\' status, not another node\'s', () => {
     assert.ok(allowed(res(nodeA, 'create', 'nodes')))
     assert.ok(allowed(res(nodeA, 'update', 'nodes', {name: 'node-a'})))
     assert.ok(allowed(res(nodeA, 'patch', 'nodes', {name: 'node-a', subresource: 'status'})))
-    assert.ok(!allowed(res(nodeA, 'patch', 'nodes', {name: 'node-b', subresource: 'status'})))
-    assert.ok(!allowed(res(nodeA, 'update', 'nodes', {name: 'node-b'})))
+    // "nodes and node status (enable the NodeRestriction admission plugin to limit a kubelet to modify
+    // its own node)": the authorizer allows another node's writes, admission refuses them
+    assert.ok(allowed(res(nodeA, 'patch', 'nodes', {name: 'node-b', subresource: 'status'})))
+    assert.ok(allowed(res(nodeA, 'update', 'nodes', {name: 'node-b'})))
     assert.ok(!allowed(res(nodeA, 'delete', 'nodes', {name: 'node-a'})))
 
     for (const verb of ['get', 'update', 'patch', 'delete']) assert.ok(allowed(res(nodeA, verb, 'leases', {...lease, name: 'node-a'})), verb)
@@ -294,9 +296,8 @@ describe('default roles and bindings', () => {
     assert.ok(!allowed(res(bob, 'create', 'subjectaccessreviews', {apiGroup: 'authorization.orch.io'})))
   })
 
-  it('do not let a node write another node through RBAC (system:node is bound to nobody)', () => {
+  it('do not let a node write another node\'s Lease or pods through RBAC (system:node is bound to nobody)', () => {
     const nodeA = user('system:node:node-a', 'system:nodes', 'system:authenticated')
-    assert.ok(!allowed(res(nodeA, 'update', 'nodes', {name: 'node-b', subresource: 'status'})))
     assert.ok(!allowed(res(nodeA, 'update', 'leases', {apiGroup: 'coordination.orch.io', namespace: 'orch-node-lease', name: 'node-b'})))
     assert.ok(!allowed(res(nodeA, 'patch', 'pods', {namespace: 'team-a', name: 'web-2', subresource: 'status'})))
   })
