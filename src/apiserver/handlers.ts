@@ -11,7 +11,7 @@ import {strategicMergePatch} from '../machinery/strategic.js'
 import {applyPatch} from './apply.js'
 import {ApiError, errors, formatFieldError, successStatus} from '../machinery/status.js'
 import type {Catalog} from './catalog.js'
-import {acceptsGzip, assertNestingDepth, decodeBody, isJsonBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send} from './codec.js'
+import {acceptsGzip, assertNestingDepth, decodeBody, JSON_PATCH, JSON_TYPE, MERGE_PATCH, patchNumbersOf, STRATEGIC_PATCH, readBody, send} from './codec.js'
 import {cborSerializer, jsonSerializer, serializerSet, YAML_TYPE, yamlSerializer, type Serializer, type SerializerSet} from './serializers.js'
 import {pathSegmentNameProblems, type ResourceRequest} from './requestinfo.js'
 import type {ListParams} from './registry-list.js'
@@ -31,6 +31,7 @@ import {readDeleteOptions} from './delete-options.js'
 import {bindPod, evictPod} from './pod-subresources.js'
 import {servePodLog} from './pod-log.js'
 import {node as nodeDeclaration} from '../api/core/node.js'
+import {serveVirtualCreate} from './virtual-create.js'
 
 export {STRATEGIC_PATCH}
 export const APPLY_YAML = 'application/apply-patch+yaml'
@@ -222,7 +223,13 @@ export class ResourceHandler {
     audit: Record<string, string> = {},
   ): Promise<void> {
     const {declaration, registry} = this.resolve(info)
-    if (declaration.virtual) return this.virtualCreate(request, response, declaration, query, user, info.namespace)
+    if (declaration.virtual) {
+      const handler = this.options.virtualKinds?.get(`${declaration.resource}.${declaration.group}`)
+      if (!handler) throw errors.methodNotAllowed()
+      const negotiated = this.negotiate(request, declaration, [])
+      const pretty = isPrettyPrint(query, request.headers['user-agent']) || negotiated.pretty
+      return serveVirtualCreate(request, response, {declaration, handler, serializers: this.serializers, serializer: negotiated.serializer, pretty}, query, user, info.namespace)
+    }
     if (info.subresource === 'proxy' && declaration.resource === 'nodes' && declaration.group === '') {
       const node = await registry.get('', info.name)
       const marker = `/nodes/${encodeURIComponent(info.name)}/proxy`
@@ -490,49 +497,6 @@ export class ResourceHandler {
     throw errors.methodNotAllowed()
   }
 
-  /** POST of a SubjectAccessReview, TokenReview, …: decoded and checked like any create, answered
-   *  with 201 and the review's status, nothing stored (a dry run answers the same). */
-  private async virtualCreate(
-    request: IncomingMessage,
-    response: ServerResponse,
-    declaration: KindDeclaration,
-    query: URLSearchParams,
-    user: UserInfo | undefined,
-    namespace: string,
-  ): Promise<void> {
-    const handler = this.options.virtualKinds?.get(`${declaration.resource}.${declaration.group}`)
-    if (!handler) throw errors.methodNotAllowed()
-    const negotiated = this.negotiate(request, declaration, [])
-    validateWriteOptions('create', query)
-    const raw = await readBody(request)
-    const body = assertBodyObject(decodeBody(raw, request.headers['content-type'], this.serializers, declaration))
-    const text = raw.toString('utf8')
-    const scan = isJsonBody(request.headers['content-type']) ? scanJsonText(text) : undefined
-    assertDecodes(body, declaration.schema, declaration, raw, scan?.numberLiterals)
-    const unknown = pruneUnknownFields(body, declaration.schema)
-    // fieldValidation as for any create
-    const validation = fieldValidationParam(query)
-    const warnings: string[] = []
-    if (validation !== 'Ignore') {
-      reportStrictProblems({decoding: typedBodyProblems(text, unknown, scan), yaml: []}, validation, warnings, (message) => decodeFailure(body, declaration, raw, message))
-    }
-    const apiVersion = declaration.group ? `${declaration.group}/${declaration.version}` : declaration.version
-    if (declaration.namespaced) {
-      // rest.EnsureObjectNamespaceMatchesRequestNamespace, as for every namespaced create
-      const given = body.metadata
-      const metadata: AnyObject = given && typeof given === 'object' && !Array.isArray(given) ? given : (body.metadata = {})
-      if (metadata.namespace && metadata.namespace !== namespace) {
-        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request')
-      }
-      metadata.namespace = namespace
-    }
-    const answer = handler(body, user, namespace)
-    const pretty = isPrettyPrint(query, request.headers['user-agent'])
-    const headers = warningHeaders(warnings)
-    return send(response, 201, {...answer, apiVersion, kind: declaration.kind}, {serializer: negotiated.serializer, pretty: pretty || negotiated.pretty, declaration, headers})
-  }
-
-  /** PUT or PATCH of a Scale: only the parent's spec.replicas changes. */
   /** Applies the patch to the stored object (or its subresource part) and writes it back with CAS. */
   private async patch(
     registry: ResourceRegistry,
@@ -617,7 +581,7 @@ export function createdObjectName(response: ServerResponse): string | undefined 
 
 /** Any error as a Status, in the first encoding the client accepts (JSON otherwise). */
 /** The Warning header of a response (each warning as Kubernetes' `299 - "text"`), or none. */
-function warningHeaders(warnings: readonly string[]): {Warning: string} | undefined {
+export function warningHeaders(warnings: readonly string[]): {Warning: string} | undefined {
   return warnings.length > 0 ? {Warning: warnings.map(warningHeader).join(', ')} : undefined
 }
 
