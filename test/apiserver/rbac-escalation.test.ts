@@ -56,6 +56,13 @@ describe('Covers (component-helpers policy_comparator)', () => {
     assert.equal(describeMissingRules(missing), '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}\n{NonResourceURLs:["/x"], Verbs:["get"]}')
     assert.equal(compactString({verbs: ['get'], apiGroups: ['apps'], resources: ['deployments'], resourceNames: ['a"b']}), '{APIGroups:["apps"], Resources:["deployments"], ResourceNames:["a\\"b"], Verbs:["get"]}')
   })
+  it('isSimpleResourceRule: pieces naming one resource name compact by group, resource and that name', () => {
+    const {missing} = covers([], [{verbs: ['get', 'update'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['x', 'y']}])
+    assert.equal(
+      describeMissingRules(missing),
+      '{APIGroups:[""], Resources:["configmaps"], ResourceNames:["x"], Verbs:["get" "update"]}\n{APIGroups:[""], Resources:["configmaps"], ResourceNames:["y"], Verbs:["get" "update"]}',
+    )
+  })
 })
 
 const alice: UserInfo = {username: 'alice', groups: ['devs', 'system:authenticated']}

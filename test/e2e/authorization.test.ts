@@ -13,6 +13,8 @@ const JANE = 'jane-token-0123456789'
 const SAR = '/apis/authorization.orch.io/v1/subjectaccessreviews'
 const SSAR = '/apis/authorization.orch.io/v1/selfsubjectaccessreviews'
 
+const NODE_C = 'node-c-token-0123456789'
+
 function sar(spec: Record<string, unknown>): Record<string, unknown> {
   return {apiVersion: 'authorization.orch.io/v1', kind: 'SubjectAccessReview', spec}
 }
@@ -31,7 +33,7 @@ describe('authorization', () => {
   before(async () => {
     const files = tempDir('orch-authz-')
     const tokens = join(files, 'tokens.csv')
-    writeFileSync(tokens, `${JANE},jane,uid-jane,"devs"\n`)
+    writeFileSync(tokens, `${JANE},jane,uid-jane,"devs"\n${NODE_C},system:node:node-c,uid-node-c,"system:nodes"\n`)
     server = await startOrchServer(['--controllers=', '--token-auth-file', tokens])
     const ca = {certPem: readFileSync(join(server.dataDir, 'pki', 'ca.crt'), 'utf8'), keyPem: readFileSync(join(server.dataDir, 'pki', 'ca.key'), 'utf8')}
     const pair = await createSignedCert({ca, commonName: 'system:node:node-a', organizations: ['system:nodes'], usages: ['client auth'], validitySeconds: 3600})
@@ -182,6 +184,59 @@ describe('authorization', () => {
     assert.match(taint.json.message, /node "node-a" is not allowed to modify taints/)
     const labels = await call(server.url, 'PATCH', '/api/v1/nodes/node-a', {metadata: {labels: {zone: 'a'}}}, {'Content-Type': 'application/merge-patch+json'}, {as: nodeA})
     assert.equal(labels.status, 200, labels.text)
+  })
+
+  it('NodeRestriction admitPodCreate: "node %q can not create pods that reference configmaps" (and persistentvolumeclaims, a service account): a mirror pod references no other object', async () => {
+    const mirror = (name: string, spec: Record<string, unknown>) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: {name, annotations: {'orch.io/config.mirror': 'x'}},
+      spec: {nodeName: 'node-a', containers: [{name: 'c', image: 'busybox'}], ...spec},
+    })
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['m-env', {containers: [{name: 'c', image: 'busybox', envFrom: [{configMapRef: {name: 'cfg'}}]}]}, 'reference configmaps'],
+      ['m-key', {containers: [{name: 'c', image: 'busybox', env: [{name: 'A', valueFrom: {configMapKeyRef: {name: 'cfg', key: 'a'}}}]}]}, 'reference configmaps'],
+      ['m-vol', {volumes: [{name: 'v', configMap: {name: 'cfg'}}]}, 'reference configmaps'],
+      ['m-projected', {volumes: [{name: 'v', projected: {sources: [{configMap: {name: 'cfg'}}]}}]}, 'reference configmaps'],
+      ['m-claim', {volumes: [{name: 'v', persistentVolumeClaim: {claimName: 'data'}}]}, 'reference persistentvolumeclaims'],
+      ['m-sa', {serviceAccountName: 'default'}, 'reference a service account'],
+    ]
+    for (const [name, spec, what] of cases) {
+      const result = await call(server.url, 'POST', '/api/v1/namespaces/default/pods', mirror(name, spec), {}, {as: nodeA})
+      assert.equal(result.status, 403, `${name}: ${result.text}`)
+      assert.equal(result.json.message, `pods "${name}" is forbidden: node "node-a" can not create pods that ${what}`)
+    }
+  })
+
+  it('NodeRestriction admitNode: "node %q is not allowed to set the following labels" on create and "is not allowed to modify labels" on update (node-restriction.orch.io, orch.io labels that are not the agent\'s own)', async () => {
+    const nodeC = {token: NODE_C}
+    const created = await call(server.url, 'POST', '/api/v1/nodes', {
+      apiVersion: 'v1', kind: 'Node', metadata: {name: 'node-c', labels: {'node-restriction.orch.io/tier': 'secure', 'node-role.orch.io/control-plane': '', 'orch.io/hostname': 'node-c', 'example.com/team': 'a'}},
+    }, {}, {as: nodeC})
+    assert.equal(created.status, 403, created.text)
+    assert.equal(created.json.message, 'nodes "node-c" is forbidden: node "node-c" is not allowed to set the following labels: node-restriction.orch.io/tier, node-role.orch.io/control-plane')
+    const allowed = {'orch.io/hostname': 'node-c', 'node.orch.io/instance-type': 'small', 'sub.kubelet.orch.io/x': 'y', 'example.com/team': 'a'}
+    const ok = await call(server.url, 'POST', '/api/v1/nodes', {apiVersion: 'v1', kind: 'Node', metadata: {name: 'node-c', labels: allowed}}, {}, {as: nodeC})
+    assert.equal(ok.status, 201, ok.text)
+    const patch = (labels: Record<string, string | null>) =>
+      call(server.url, 'PATCH', '/api/v1/nodes/node-c', {metadata: {labels}}, {'Content-Type': 'application/merge-patch+json'}, {as: nodeC})
+    const role = await patch({'node-role.orch.io/master': 'x', 'sub.node-restriction.orch.io/a': 'b'})
+    assert.equal(role.status, 403, role.text)
+    assert.equal(role.json.message, 'nodes "node-c" is forbidden: is not allowed to modify labels: node-role.orch.io/master, sub.node-restriction.orch.io/a')
+    assert.equal((await patch({'example.com/team': 'b', 'node.orch.io/pool': 'p'})).status, 200)
+  })
+
+  it('NodeRestriction admitPodStatus: "node %q can only update pod status for pods with spec.nodeName set to itself", "cannot update labels through pod status"', async () => {
+    const pod = (name: string, nodeName: string) => ({apiVersion: 'v1', kind: 'Pod', metadata: {name, labels: {app: 'x'}}, spec: {nodeName, containers: [{name: 'c', image: 'busybox'}]}})
+    for (const [name, node] of [['status-a', 'node-a'], ['status-b', 'node-b']]) {
+      assert.equal((await call(server.url, 'POST', '/api/v1/namespaces/default/pods', pod(name, node))).status, 201)
+    }
+    const patch = (name: string, body: unknown) =>
+      call(server.url, 'PATCH', `/api/v1/namespaces/default/pods/${name}/status`, body, {'Content-Type': 'application/merge-patch+json'}, {as: nodeA})
+    assert.equal((await patch('status-a', {status: {phase: 'Running'}})).status, 200)
+    const other = await patch('status-b', {status: {phase: 'Running'}})
+    assert.equal(other.status, 403, other.text)
+    assert.equal(other.json.message, 'pods "status-b" is forbidden: node "node-a" can only update pod status for pods with spec.nodeName set to itself')
+    const missing = await patch('no-such-pod', {status: {phase: 'Running'}})
+    assert.equal(missing.status, 404, 'the Node authorizer allows status writes; a pod that is not there is not found')
   })
 
   it('orch auth can-i prints yes or no (exit 0 or 1); orch auth whoami prints the user the server sees', async () => {

@@ -78,22 +78,24 @@ export function covers(ownerRules: readonly PolicyRule[], servantRules: readonly
   return {covered: missing.length === 0, missing}
 }
 
-/** CompactRules: pieces of one group and one resource (nothing else) merged, their verbs joined. */
+/** CompactRules: pieces of one group, one resource and at most one resource name (isSimpleResourceRule)
+ *  merged, their verbs joined. */
 export function compactRules(rules: readonly PolicyRule[]): PolicyRule[] {
   const compacted: PolicyRule[] = []
   const simple = new Map<string, PolicyRule>()
   for (const rule of rules) {
     const groups = strings(rule.apiGroups)
     const resources = strings(rule.resources)
-    const isSimple = strings(rule.resourceNames).length === 0 && strings(rule.nonResourceURLs).length === 0 && groups.length === 1 && resources.length === 1
+    const names = strings(rule.resourceNames)
+    const isSimple = names.length <= 1 && strings(rule.nonResourceURLs).length === 0 && groups.length === 1 && resources.length === 1
     if (!isSimple) {
       compacted.push(rule)
       continue
     }
-    const key = JSON.stringify([groups[0], resources[0]])
+    const key = JSON.stringify([groups[0], resources[0], names])
     const existing = simple.get(key)
     if (existing) existing.verbs = [...existing.verbs, ...strings(rule.verbs)]
-    else simple.set(key, {apiGroups: [...groups], resources: [...resources], verbs: [...strings(rule.verbs)]})
+    else simple.set(key, {apiGroups: [...groups], resources: [...resources], ...(names.length > 0 ? {resourceNames: [...names]} : {}), verbs: [...strings(rule.verbs)]})
   }
   return [...compacted, ...simple.values()]
 }

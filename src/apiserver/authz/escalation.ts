@@ -72,7 +72,7 @@ function rulesOf(object: AnyObject): PolicyRule[] {
 export function isOnlyMutatingGCFields(object: AnyObject, old: AnyObject | undefined): boolean {
   if (!old) return false
   const strip = (o: AnyObject) => {
-    const {ownerReferences: _o, finalizers: _f, selfLink: _s, managedFields: _m, resourceVersion: _r, ...metadata} = o.metadata ?? {}
+    const {ownerReferences: _o, finalizers: _f, selfLink: _s, managedFields: _m, ...metadata} = o.metadata ?? {}
     return {...o, metadata}
   }
   return semanticEqual(strip(object), strip(old))

@@ -98,6 +98,10 @@ export class PodNodeGraph implements NodeGraph, CacheIndex<AnyObject> {
   }
 
   update(_key: string, object: AnyObject | undefined, previous: AnyObject | undefined): void {
+    // as graph_populator's updatePod: with the node and the uid unchanged the pod's references are
+    // taken as they were (a pod's volumes and env are immutable; an annotation or an ephemeral
+    // container added later grants its node nothing more)
+    if (object && previous && object.spec?.nodeName === previous.spec?.nodeName && object.metadata?.uid === previous.metadata?.uid) return
     const pod = object ?? previous
     const podKey = `${pod?.metadata?.namespace ?? ''}/${pod?.metadata?.name ?? ''}`
     const old = this.pods.get(podKey)

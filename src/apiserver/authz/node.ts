@@ -139,13 +139,14 @@ export class NodeAuthorizer implements AttributeAuthorizer {
           if ((attributes.fieldSelector ?? []).some((r) => r.field === 'spec.nodeName' && r.operator === '=' && r.value === nodeName)) return allow
           if (attributes.name) return this.authorizeRelated(nodeName, 'pods', attributes)
           return noOpinion('can only list/watch pods with spec.nodeName field selector')
+        // mirror pods, and deleting pods: NodeRestriction keeps both to pods bound to this node
         case 'create':
-          return allow
         case 'delete':
-          return this.authorizeRelated(nodeName, 'pods', attributes)
+          return allow
       }
     }
-    if (subresource === 'status' && (verb === 'update' || verb === 'patch')) return this.authorizeRelated(nodeName, 'pods', attributes)
+    // its pods' status: NodeRestriction checks the pod is bound to this node, as Kubernetes splits it
+    if (subresource === 'status' && (verb === 'update' || verb === 'patch')) return allow
     return noOpinion()
   }
 
