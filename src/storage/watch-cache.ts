@@ -83,6 +83,7 @@ export class WatchCache<T> {
   private readonly watchers = new Set<Registered<T>>()
   private readonly waiters: {revision: number; resolve: () => void}[] = []
   private readonly indexes: CacheIndex<T>[] = []
+  private changeCount = 0
   private stopped = false
   private startPromise: Promise<void> | undefined
   private loaded = false
@@ -106,6 +107,12 @@ export class WatchCache<T> {
 
   get size(): number {
     return this.entries.size
+  }
+
+  /** Moves whenever the objects held change (a write, a delete, a relist), not with progress alone:
+   *  what is derived from the objects is stale exactly when this moved. */
+  get changes(): number {
+    return this.changeCount
   }
 
   /** listed and following the store (false before start and while a failed watch is re-established) */
@@ -137,6 +144,7 @@ export class WatchCache<T> {
   private async load(): Promise<void> {
     const listed = await this.store.list(this.prefix)
     this.entries.clear()
+    this.changeCount++
     this.sortedKeys = null
     for (const kv of listed.items) {
       const object = this.tryDecode(kv)
@@ -262,6 +270,7 @@ export class WatchCache<T> {
       if (event.type === 'delete') {
         if (!previous) continue
         this.entries.delete(event.kv.key)
+        this.changeCount++
         this.sortedKeys = null
         for (const index of this.indexes) index.update(event.kv.key, undefined, previous.object)
         // the last state at the deletion's revision (a delete event's kv holds the last value with
@@ -273,6 +282,7 @@ export class WatchCache<T> {
       const object = this.tryDecode(event.kv)
       if (object === undefined) continue
       this.entries.set(event.kv.key, {kv: event.kv, object})
+      this.changeCount++
       if (!previous) this.sortedKeys = null
       for (const index of this.indexes) index.update(event.kv.key, object, previous?.object)
       out.push({

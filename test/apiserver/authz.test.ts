@@ -455,6 +455,13 @@ describe('registrySource', () => {
       assert.ok(fromCache.authorize(res(user('admin', 'system:masters'), 'delete', 'nodes', {name: 'n'})).decision === 'allow')
       assert.equal(source.roleBindings('team-b').length, 0)
 
+      // a write elsewhere moves every cache's revision, not its objects: the index is kept, not rebuilt
+      const bindings = source.clusterRoleBindings()
+      await byKind('Role').create('team-a', role('team-a', 'other', [{verbs: ['get'], apiGroups: [''], resources: ['configmaps']}]), context)
+      await byKind('ClusterRoleBinding').cache.waitUntil(await store.currentRevision(), 3_000)
+      assert.equal(source.clusterRoleBindings(), bindings, 'the same index after a write to another resource')
+      assert.equal(source.roles('team-a').length, 2, 'the roles index follows the roles written')
+
       await byKind('RoleBinding').delete('team-a', 'read-pods', context)
       const revision = await store.currentRevision()
       await byKind('RoleBinding').cache.waitUntil(revision, 3_000)

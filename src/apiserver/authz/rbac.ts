@@ -222,14 +222,14 @@ interface Index {
   byNamespace: Map<string, AnyObject[]>
 }
 
-/** Objects of one registry's watch cache, grouped by namespace; rebuilt only when the cache moved. */
+/** Objects of one registry's watch cache, grouped by namespace; rebuilt only when its objects changed
+ *  (not when the store's revision moved for a write elsewhere: on SQLite every commit moves every cache). */
 function cacheIndex(registry: CachedRegistry): () => Index {
-  let revision = -1
-  let size = -1
+  let changes = -1
   let index: Index = {all: [], byNamespace: new Map()}
   return () => {
     const cache = registry.cache
-    if (cache.revision === revision && cache.size === size) return index
+    if (cache.changes === changes) return index
     const all: AnyObject[] = []
     const byNamespace = new Map<string, AnyObject[]>()
     for (const {object} of cache.list().items) {
@@ -239,8 +239,7 @@ function cacheIndex(registry: CachedRegistry): () => Index {
       if (bucket) bucket.push(object)
       else byNamespace.set(namespace, [object])
     }
-    revision = cache.revision
-    size = cache.size
+    changes = cache.changes
     index = {all, byNamespace}
     return index
   }
