@@ -41,6 +41,10 @@ export class CertificateApproval implements ValidatingPlugin {
 
   constructor(private readonly authorizer: PolicyAuthorizer) {}
 
+  handles(attributes: AdmissionAttributes): boolean {
+    return isCSR(attributes)
+  }
+
   async validate(attributes: AdmissionAttributes): Promise<void> {
     if (attributes.operation !== 'UPDATE' || attributes.subresource !== 'approval' || !isCSR(attributes)) return
     // the stored request's signer: the one the approver is checked against, whatever the body says
@@ -61,6 +65,10 @@ export class CertificateSigning implements ValidatingPlugin {
 
   constructor(private readonly authorizer: PolicyAuthorizer) {}
 
+  handles(attributes: AdmissionAttributes): boolean {
+    return isCSR(attributes)
+  }
+
   async validate(attributes: AdmissionAttributes): Promise<void> {
     if (attributes.operation !== 'UPDATE' || attributes.subresource !== 'status' || !isCSR(attributes)) return
     if (certificateOf(attributes.oldObject) === certificateOf(attributes.object)) return
@@ -73,6 +81,10 @@ export class CertificateSigning implements ValidatingPlugin {
 
 export class CertificateSubjectRestriction implements ValidatingPlugin {
   readonly name = 'CertificateSubjectRestriction'
+
+  handles(attributes: AdmissionAttributes): boolean {
+    return isCSR(attributes)
+  }
 
   async validate(attributes: AdmissionAttributes): Promise<void> {
     if (attributes.operation !== 'CREATE' || attributes.subresource !== '' || !isCSR(attributes)) return

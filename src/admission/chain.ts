@@ -36,6 +36,9 @@ export class AdmissionChain {
   }
 
   async validate(attributes: AdmissionAttributes): Promise<void> {
-    for (const plugin of this.validating) await plugin.validate(attributes)
+    for (const plugin of this.validating) {
+      if (plugin.handles && !plugin.handles(attributes)) continue
+      await plugin.validate(attributes)
+    }
   }
 }

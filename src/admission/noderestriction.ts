@@ -25,6 +25,10 @@ function sameTaints(a: AnyObject | null, b: AnyObject | null): boolean {
 export class NodeRestriction implements ValidatingPlugin {
   readonly name = 'NodeRestriction'
 
+  handles(attributes: AdmissionAttributes): boolean {
+    return nodeNameOf(attributes) !== undefined
+  }
+
   async validate(attributes: AdmissionAttributes): Promise<void> {
     const node = nodeNameOf(attributes)
     if (node === undefined) return
