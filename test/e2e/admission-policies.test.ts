@@ -87,6 +87,27 @@ describe('admission policies', () => {
     assert.equal(missing.json.message, `statefulsets.apps "x" is forbidden: ValidatingAdmissionPolicy 'replicas-${ns}' with binding 'replicas-${ns}-binding' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`)
   })
 
+  it('a denial of a subresource write names the resource alone (admission.NewForbidden: GetResource().GroupResource()): statefulsets.apps "x", not statefulsets/scale.apps', async () => {
+    const ns = await namespace()
+    await create(`${ADM}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: `scale-${ns}`},
+      spec: {
+        matchConstraints: {...rules(['statefulsets/scale'], 'apps', ['UPDATE']), namespaceSelector: {matchLabels: {policy: ns}}},
+        validations: [{expression: 'object.spec.replicas <= 2', message: 'at most 2'}],
+      },
+    })
+    await create(`${ADM}/validatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: {name: `scale-${ns}`},
+      spec: {policyName: `scale-${ns}`, validationActions: ['Deny']},
+    })
+    await create(`/apis/apps/v1/namespaces/${ns}/statefulsets`, statefulSet('web', 1))
+    const scale = () => call(server.url, 'PATCH', `/apis/apps/v1/namespaces/${ns}/statefulsets/web/scale`, {spec: {replicas: 5}}, {'Content-Type': 'application/merge-patch+json'})
+    const denied = await eventually(scale, (r) => r.status !== 200, 'the policy')
+    assert.equal(denied.status, 422, denied.text)
+    assert.equal(denied.json.message, `statefulsets.apps "web" is forbidden: ValidatingAdmissionPolicy 'scale-${ns}' with binding 'scale-${ns}' denied request: at most 2`)
+    assert.equal(denied.json.details.kind, 'statefulsets')
+  })
+
   it('required labels with messageExpression and reason Forbidden (403); the rejected object is not stored', async () => {
     const ns = await namespace()
     await create(`${ADM}/validatingadmissionpolicies`, {

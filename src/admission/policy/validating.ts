@@ -113,7 +113,8 @@ function denialError(denial: Denial, attributes: AdmissionAttributes): ApiError 
   // extractResourceName: the request's name (a single DELETE's, an update's), else the object's name
   // (or generateName, as names are not generated yet), else "Unknown" (a deletecollection)
   const name = attributes.name || object?.name || object?.generateName || 'Unknown'
-  const forbidden = errors.forbidden({group, resource: attributes.subresource ? `${resource}/${attributes.subresource}` : resource}, name, message)
+  // the resource without its subresource, as extractResourceName takes GetResource().GroupResource()
+  const forbidden = errors.forbidden({group, resource}, name, message)
   return new ApiError(REASON_CODES[reason] ?? 422, reason, forbidden.message, {...forbidden.details, causes: [{message}]})
 }
 
