@@ -36,6 +36,9 @@ const LEADING_TYPE_META = /^\{"apiVersion":"[^"\\]*","kind":"[^"\\]*",$/
  *  are not laid out as encodeStored writes them (then the caller serialises the object). */
 export function storedWithVersion(value: Uint8Array, revision: number): Buffer | undefined {
   const bytes = asBuffer(value)
+  // a stored value cut short (damaged on disk) is not copied into an answer as is: the caller decodes
+  // it instead, and its decode error fails the request as Kubernetes' list fails
+  if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x7d) return undefined
   const at = bytes.indexOf(METADATA_KEY)
   if (at < 0 || at > 512 || !LEADING_TYPE_META.test(bytes.toString('latin1', 0, at))) return undefined
   const cut = at + METADATA_KEY.length

@@ -22,6 +22,12 @@ describe('storedWithVersion', () => {
     assert.equal(storedWithVersion(Buffer.from('{"kind":"X","apiVersion":"v1","metadata":{}}'), 1), undefined)
     assert.equal(storedWithVersion(Buffer.from('{"apiVersion":"v1","kind":"X"}'), 1), undefined)
   })
+
+  it('declines a stored value cut short (damaged on disk), so a list decodes it and fails instead of answering 200 with broken JSON', () => {
+    const cut = Buffer.from('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm135","namespace":"default"')
+    assert.equal(storedWithVersion(cut, 3), undefined)
+    assert.throws(() => decodeStored({key: 'k', value: cut, modRevision: 3, createRevision: 3}))
+  })
 })
 
 describe('jsonOf', () => {
