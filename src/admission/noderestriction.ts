@@ -5,6 +5,7 @@
 //   - a node creates and updates only its own Node, and does not change its taints after creation;
 //   - a node writes only its own Lease in orch-node-lease.
 import type {AnyObject} from '../api/types.js'
+import {ApiError} from '../machinery/status.js'
 import {admissionForbidden as forbidden} from './forbidden.js'
 import type {AdmissionAttributes, ValidatingPlugin} from './types.js'
 
@@ -22,8 +23,14 @@ function sameTaints(a: AnyObject | null, b: AnyObject | null): boolean {
   return JSON.stringify(a?.spec?.taints ?? []) === JSON.stringify(b?.spec?.taints ?? [])
 }
 
+/** The node a pod is bound to ('' when unbound), undefined when there is no such pod. */
+export type PodNodeOf = (namespace: string, name: string) => string | undefined
+
 export class NodeRestriction implements ValidatingPlugin {
   readonly name = 'NodeRestriction'
+
+  /** `podNodeOf` finds the pod an eviction names (Kubernetes' podsGetter) */
+  constructor(private readonly podNodeOf?: PodNodeOf) {}
 
   handles(attributes: AdmissionAttributes): boolean {
     return nodeNameOf(attributes) !== undefined
@@ -35,6 +42,7 @@ export class NodeRestriction implements ValidatingPlugin {
     const {group, resource} = attributes.resource
     if (group === '' && resource === 'pods' && !attributes.subresource) return this.pods(node, attributes)
     if (group === '' && resource === 'pods' && attributes.subresource === 'status') return this.podStatus(node, attributes)
+    if (group === '' && resource === 'pods' && attributes.subresource === 'eviction') return this.podEviction(node, attributes)
     if (group === '' && resource === 'nodes') return this.nodes(node, attributes)
     if (group === 'coordination.orch.io' && resource === 'leases') {
       // Kubernetes' admitLease: the namespace first, then the name (the body's on create)
@@ -69,6 +77,15 @@ export class NodeRestriction implements ValidatingPlugin {
     if (JSON.stringify(attributes.oldObject?.metadata?.labels ?? {}) !== JSON.stringify(attributes.object?.metadata?.labels ?? {})) {
       throw forbidden(attributes, `node "${node}" cannot update labels through pod status`)
     }
+  }
+
+  /** Kubernetes' admitPodEviction: only a pod bound to this node; a pod that is not there is the
+   *  eviction's own 404. */
+  private podEviction(node: string, attributes: AdmissionAttributes): void {
+    const podName = attributes.name || attributes.object?.metadata?.name
+    if (!podName) throw new ApiError(400, 'BadRequest', 'could not determine pod from request data')
+    const bound = this.podNodeOf?.(attributes.namespace, podName)
+    if (bound !== undefined && bound !== node) throw forbidden(attributes, `node ${node} can only evict pods with spec.nodeName set to itself`)
   }
 
   private nodes(node: string, attributes: AdmissionAttributes): void {

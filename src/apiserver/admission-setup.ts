@@ -140,7 +140,11 @@ export function buildAdmissionChain(sources: AdmissionSources): AdmissionChain {
       bindings: () => cachedObjects(admission('mutatingadmissionpolicybindings')),
     }),
   )
-  chain.addValidating(new NodeRestriction())
+  const pods = sources.registry('', 'pods')
+  chain.addValidating(new NodeRestriction((namespace, name) => {
+    const pod = pods.cache.get(pods.key(namespace, name))?.object
+    return pod ? (pod.spec?.nodeName ?? '') : undefined
+  }))
   chain.addValidating(new CertificateApproval(sources.authorizer))
   chain.addValidating(new CertificateSigning(sources.authorizer))
   chain.addValidating(new CertificateSubjectRestriction())

@@ -239,6 +239,21 @@ describe('authorization', () => {
     assert.equal(missing.status, 404, 'the Node authorizer allows status writes; a pod that is not there is not found')
   })
 
+  it('NodeRestriction admitPodEviction: a node evicts pods bound to itself ("node %s can only evict pods with spec.nodeName set to itself"); a missing pod is 404', async () => {
+    const pod = (name: string, nodeName: string) => ({apiVersion: 'v1', kind: 'Pod', metadata: {name}, spec: {nodeName, containers: [{name: 'c', image: 'busybox'}]}})
+    for (const [name, node] of [['evict-a', 'node-a'], ['evict-b', 'node-b']]) {
+      assert.equal((await call(server.url, 'POST', '/api/v1/namespaces/default/pods', pod(name, node))).status, 201)
+    }
+    const evict = (name: string) =>
+      call(server.url, 'POST', `/api/v1/namespaces/default/pods/${name}/eviction`, {apiVersion: 'policy/v1', kind: 'Eviction', metadata: {name}}, {}, {as: nodeA})
+    const own = await evict('evict-a')
+    assert.equal(own.status, 201, own.text)
+    const other = await evict('evict-b')
+    assert.equal(other.status, 403, other.text)
+    assert.equal(other.json.message, 'pods "evict-b" is forbidden: node node-a can only evict pods with spec.nodeName set to itself')
+    assert.equal((await evict('no-such-pod')).status, 404)
+  })
+
   it('orch auth can-i prints yes or no (exit 0 or 1); orch auth whoami prints the user the server sees', async () => {
     const admin = await runOrch(['auth', 'can-i', 'delete', 'nodes'], {env: server.cliEnv})
     assert.equal(admin.code, 0, admin.stderr)

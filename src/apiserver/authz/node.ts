@@ -61,6 +61,7 @@ export function nodeRules(): PolicyRule[] {
     {verbs: ['update', 'patch'], apiGroups: [''], resources: ['nodes/status']},
     {verbs: ['update', 'patch'], apiGroups: [''], resources: ['pods/status']},
     {verbs: ['create', 'delete'], apiGroups: [''], resources: ['pods']},
+    {verbs: ['create'], apiGroups: [''], resources: ['pods/eviction']},
     {verbs: ['get', 'create', 'update', 'patch', 'delete'], apiGroups: [coordinationGroup], resources: ['leases']},
   ]
 }
@@ -145,8 +146,10 @@ export class NodeAuthorizer implements AttributeAuthorizer {
           return allow
       }
     }
-    // its pods' status: NodeRestriction checks the pod is bound to this node, as Kubernetes splits it
+    // its pods' status and evictions: NodeRestriction checks the pod is bound to this node, as
+    // Kubernetes splits it
     if (subresource === 'status' && (verb === 'update' || verb === 'patch')) return allow
+    if (subresource === 'eviction' && verb === 'create') return allow
     return noOpinion()
   }
 
