@@ -324,7 +324,6 @@ export class ResourceRegistry {
       if (!current) {
         if (subresource || !this.declaration.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name)
         checkUidPrecondition(this.groupResource, key, name, meta.uid, undefined)
-        if (precondition) throw errors.notFound(this.groupResource, name)
         const object = await this.create(namespace, {...body, metadata: {...meta, name}}, {...options, createOnUpdate: true}).catch((error) => {
           // a concurrent create: go round again as an update
           if ((error as {reason?: string}).reason === 'AlreadyExists') return undefined

@@ -141,6 +141,14 @@ describe('update preconditions on every write path', () => {
     assert.equal((await api('PUT', `${leases}/absent`, {apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: {name: 'absent'}, spec: {}})).status, 201)
   })
 
+  it('a PUT that would create (a Lease) carrying a resourceVersion creates it (201): Store.Update checks no resourceVersion against an absent object, and the storage clears it', async () => {
+    const leases = '/apis/coordination.orch.io/v1/namespaces/default/leases'
+    const created = await api('PUT', `${leases}/with-version`, {apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: {name: 'with-version', resourceVersion: '12345'}, spec: {holderIdentity: 'a'}})
+    assert.equal(created.status, 201, created.text)
+    assert.notEqual(created.json.metadata.resourceVersion, '12345')
+    assert.equal((await api('GET', `${leases}/with-version`)).json.spec.holderIdentity, 'a')
+  })
+
   it('a patch or an apply of /scale naming another uid is 409 on statefulsets/scale.apps "Precondition failed: UID in precondition: X, UID in object meta: Y" (scaleUpdatedObjectInfo), the parent unchanged', async () => {
     const {live} = await createdAndChanged(STS, statefulSet('uid-scale'))
     const expected = `Operation cannot be fulfilled on statefulsets/scale.apps "uid-scale": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${live.metadata!.uid}`
