@@ -36,6 +36,15 @@ function signerOf(csr: AnyObject | null): string {
   return String(csr?.spec?.signerName ?? '')
 }
 
+/** `verb` on the stored request's signer (the one checked, whatever the body says), else Kubernetes'
+ *  403 `user not permitted to <verb> requests with signerName "<signer>"`. */
+function requireOnSigner(authorizer: PolicyAuthorizer, attributes: AdmissionAttributes, verb: 'approve' | 'sign'): void {
+  const signerName = signerOf(attributes.oldObject)
+  if (!isAuthorizedForSignerName(authorizer, attributes.userInfo, verb, signerName)) {
+    throw admissionForbidden(attributes, `user not permitted to ${verb} requests with signerName "${signerName}"`)
+  }
+}
+
 export class CertificateApproval implements ValidatingPlugin {
   readonly name = 'CertificateApproval'
 
@@ -47,11 +56,7 @@ export class CertificateApproval implements ValidatingPlugin {
 
   async validate(attributes: AdmissionAttributes): Promise<void> {
     if (attributes.operation !== 'UPDATE' || attributes.subresource !== 'approval' || !isCSR(attributes)) return
-    // the stored request's signer: the one the approver is checked against, whatever the body says
-    const signerName = signerOf(attributes.oldObject)
-    if (!isAuthorizedForSignerName(this.authorizer, attributes.userInfo, 'approve', signerName)) {
-      throw admissionForbidden(attributes, `user not permitted to approve requests with signerName "${signerName}"`)
-    }
+    requireOnSigner(this.authorizer, attributes, 'approve')
   }
 }
 
@@ -72,10 +77,7 @@ export class CertificateSigning implements ValidatingPlugin {
   async validate(attributes: AdmissionAttributes): Promise<void> {
     if (attributes.operation !== 'UPDATE' || attributes.subresource !== 'status' || !isCSR(attributes)) return
     if (certificateOf(attributes.oldObject) === certificateOf(attributes.object)) return
-    const signerName = signerOf(attributes.oldObject)
-    if (!isAuthorizedForSignerName(this.authorizer, attributes.userInfo, 'sign', signerName)) {
-      throw admissionForbidden(attributes, `user not permitted to sign requests with signerName "${signerName}"`)
-    }
+    requireOnSigner(this.authorizer, attributes, 'sign')
   }
 }
 

@@ -16,7 +16,7 @@ import {ANONYMOUS_USER, clientCertServerOptions, isAnonymousAllowedPath, type Au
 import type {AdmissionChain} from '../admission/chain.js'
 import {buildAdmissionChain} from './admission-setup.js'
 import {allowAll, buildAuthorizer, DEFAULT_AUTHORIZATION_MODES, requestAuthorizer, type AuthorizationMode, type RequestAuthorizer} from './authorize.js'
-import {defaultRBACObjects, PodNodeGraph, RBACAuthorizer, rbacWriteChecks, registrySource, type Authorizer} from './authz/index.js'
+import {defaultRBACObjects, PodNodeGraph, RBACAuthorizer, rbacWriteChecks, registrySource, type Authorizer, type RBACSource} from './authz/index.js'
 import {virtualKindHandlers} from './virtual.js'
 import {impersonate} from './impersonation.js'
 import type {AuditLog} from './audit.js'
@@ -198,9 +198,11 @@ export class ApiServer {
     const modes = options.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES
     // only the Node authorizer reads the graph: without it, no pod event pays for its upkeep
     const nodeGraph = modes.includes('Node') ? PodNodeGraph.attach(this.registry('', 'pods')) : new PodNodeGraph()
-    this.authorizer = buildAuthorizer(modes, registrySource(this.registries), nodeGraph)
+    // one source of roles and bindings, and its indexes, for decisions and the escalation checks
+    const rbacSource = registrySource(this.registries)
+    this.authorizer = buildAuthorizer(modes, rbacSource, nodeGraph)
     this.authorizeRequest = modes.length === 1 && modes[0] === 'AlwaysAllow' ? allowAll : requestAuthorizer(this.authorizer)
-    this.installEscalationChecks()
+    this.installEscalationChecks(rbacSource)
     this.resources = new ResourceHandler({
       catalog: this.catalog,
       registries: this.registries,
@@ -242,10 +244,10 @@ export class ApiServer {
 
   /** RBAC's privilege-escalation checks on the four rbac registries (whatever the authorization
    *  modes: with AlwaysAllow the authorizer grants `escalate` and `bind`, as in Kubernetes). */
-  private installEscalationChecks(): void {
+  private installEscalationChecks(source: RBACSource): void {
     const checks = rbacWriteChecks({
       authorize: (attributes) => this.authorizer.authorize(attributes),
-      resolver: new RBACAuthorizer(registrySource(this.registries), 'registry'),
+      resolver: new RBACAuthorizer(source, 'registry'),
     })
     const resources = {Role: 'roles', ClusterRole: 'clusterroles', RoleBinding: 'rolebindings', ClusterRoleBinding: 'clusterrolebindings'} as const
     for (const [kind, resource] of Object.entries(resources) as [keyof typeof resources, string][]) {

@@ -11,8 +11,9 @@
 // Policies never match policies or bindings themselves.
 import type {AnyObject} from '../../api/types.js'
 import type {Logger} from '../../machinery/log.js'
-import {ApiError, errors, type StatusReason} from '../../machinery/status.js'
+import {ApiError, type StatusReason} from '../../machinery/status.js'
 import type {AdmissionAttributes, ValidatingPlugin} from '../types.js'
+import {admissionForbidden} from '../forbidden.js'
 import {policyNamespace} from '../matching.js'
 import {activationFor, bindingMatches, compileBase, compileOne, CompileCache, evaluateMatchConditions, run, type Compiled, type CompiledBase} from './compiled.js'
 import {POLICY_EVALUATION_BUDGET, type CelEngine, type PolicyAuthorizer} from './engine.js'
@@ -108,13 +109,7 @@ function denialError(denial: Denial, attributes: AdmissionAttributes): ApiError 
   const reason = (denial.reason || 'Invalid') as StatusReason
   // admission.NewForbidden's words (`configmaps "x" is forbidden: ...`) with the validation's reason
   // and code, and the policy's message alone as the cause
-  const {group, resource} = attributes.resource
-  const object = attributes.object?.metadata
-  // extractResourceName: the request's name (a single DELETE's, an update's), else the object's name
-  // (or generateName, as names are not generated yet), else "Unknown" (a deletecollection)
-  const name = attributes.name || object?.name || object?.generateName || 'Unknown'
-  // the resource without its subresource, as extractResourceName takes GetResource().GroupResource()
-  const forbidden = errors.forbidden({group, resource}, name, message)
+  const forbidden = admissionForbidden(attributes, message)
   return new ApiError(REASON_CODES[reason] ?? 422, reason, forbidden.message, {...forbidden.details, causes: [{message}]})
 }
 
