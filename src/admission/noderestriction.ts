@@ -5,6 +5,7 @@
 //   - a node creates and updates only its own Node, and does not change its taints after creation;
 //   - a node writes only its own Lease in orch-node-lease.
 import type {AnyObject} from '../api/types.js'
+import {podConfigMapNames} from '../api/core/pod-references.js'
 import {ApiError} from '../machinery/status.js'
 import {admissionForbidden as forbidden} from './forbidden.js'
 import type {AdmissionAttributes, ValidatingPlugin} from './types.js'
@@ -110,13 +111,8 @@ export class NodeRestriction implements ValidatingPlugin {
 function referencedObjects(pod: AnyObject): string | undefined {
   const spec = pod.spec ?? {}
   if (spec.serviceAccountName) return 'reference a service account'
-  const containers: AnyObject[] = [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])]
+  if (podConfigMapNames(pod).length > 0) return 'reference configmaps'
   const volumes: AnyObject[] = spec.volumes ?? []
-  const configMapInEnv = containers.some(
-    (c) => (c?.envFrom ?? []).some((e: AnyObject) => e?.configMapRef) || (c?.env ?? []).some((e: AnyObject) => e?.valueFrom?.configMapKeyRef),
-  )
-  const configMapInVolumes = volumes.some((v) => v?.configMap || (v?.projected?.sources ?? []).some((source: AnyObject) => source?.configMap))
-  if (configMapInEnv || configMapInVolumes) return 'reference configmaps'
   if (volumes.some((v) => v?.persistentVolumeClaim)) return 'reference persistentvolumeclaims'
   if (volumes.some((v) => v?.ephemeral)) return 'use generic ephemeral volumes'
   if ((spec.resourceClaims ?? []).length > 0) return 'reference resourceclaims'

@@ -7,6 +7,7 @@
 // authorization runs on every request.
 import type {AnyObject} from '../../api/types.js'
 import {MIRROR_POD_ANNOTATION} from '../../admission/noderestriction.js'
+import {podClaimNames, podConfigMapNames} from '../../api/core/pod-references.js'
 import type {CacheIndex} from '../../storage/watch-cache.js'
 import type {ResourceRegistry} from '../registry.js'
 
@@ -24,36 +25,6 @@ interface PodEdges {
   node: string
   /** `<resource>/<namespace>/<name>` of each object the pod uses */
   uses: string[]
-}
-
-const list = (value: unknown): AnyObject[] => (Array.isArray(value) ? value.filter((v) => v && typeof v === 'object') : [])
-
-/** Kubernetes' VisitPodConfigmapNames: every configMap a pod names, in volumes and containers. */
-export function podConfigMapNames(pod: AnyObject): string[] {
-  const names = new Set<string>()
-  const spec = pod.spec ?? {}
-  for (const container of [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)]) {
-    for (const source of list(container.envFrom)) if (source.configMapRef?.name) names.add(source.configMapRef.name)
-    for (const variable of list(container.env)) {
-      const name = variable.valueFrom?.configMapKeyRef?.name
-      if (name) names.add(name)
-    }
-  }
-  for (const volume of list(spec.volumes)) {
-    if (volume.configMap?.name) names.add(volume.configMap.name)
-    for (const source of list(volume.projected?.sources)) if (source.configMap?.name) names.add(source.configMap.name)
-  }
-  return [...names]
-}
-
-/** The claims a pod's volumes use: persistentVolumeClaim.claimName, and `<pod>-<volume>` for ephemeral volumes. */
-export function podClaimNames(pod: AnyObject): string[] {
-  const names = new Set<string>()
-  for (const volume of list(pod.spec?.volumes)) {
-    if (volume.persistentVolumeClaim?.claimName) names.add(volume.persistentVolumeClaim.claimName)
-    else if (volume.ephemeral && volume.name) names.add(`${pod.metadata?.name ?? ''}-${volume.name}`)
-  }
-  return [...names]
 }
 
 function edgesOf(pod: AnyObject | undefined): PodEdges | undefined {
