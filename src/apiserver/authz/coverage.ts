@@ -3,21 +3,16 @@
 // CompactString). Each rule is broken down to one apiGroup, resource, verb and resourceName (or one
 // nonResourceURL and verb); a piece is covered when a single owner rule covers it.
 import {compareGoStrings, goQuote} from '../../machinery/field-errors.js'
-import type {PolicyRule} from './rbac.js'
+import {ALL, stringList, type PolicyRule} from './rbac.js'
 
-const ALL = '*'
-
-function strings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
-}
 
 /** BreakdownRule: the rule as pieces of one verb, one resource (and group) and at most one name. */
 export function breakdownRule(rule: PolicyRule): PolicyRule[] {
   const out: PolicyRule[] = []
-  const verbs = strings(rule.verbs)
-  const names = strings(rule.resourceNames)
-  for (const group of strings(rule.apiGroups)) {
-    for (const resource of strings(rule.resources)) {
+  const verbs = stringList(rule.verbs)
+  const names = stringList(rule.resourceNames)
+  for (const group of stringList(rule.apiGroups)) {
+    for (const resource of stringList(rule.resources)) {
       for (const verb of verbs) {
         if (names.length > 0) {
           for (const name of names) out.push({apiGroups: [group], resources: [resource], verbs: [verb], resourceNames: [name]})
@@ -27,7 +22,7 @@ export function breakdownRule(rule: PolicyRule): PolicyRule[] {
       }
     }
   }
-  for (const url of strings(rule.nonResourceURLs)) {
+  for (const url of stringList(rule.nonResourceURLs)) {
     for (const verb of verbs) out.push({nonResourceURLs: [url], verbs: [verb]})
   }
   return out
@@ -55,14 +50,14 @@ function nonResourceURLCovered(owner: string, path: string): boolean {
 }
 
 function ruleCovers(owner: PolicyRule, piece: PolicyRule): boolean {
-  const ownerVerbs = strings(owner.verbs)
-  const ownerGroups = strings(owner.apiGroups)
-  const ownerNames = strings(owner.resourceNames)
-  const pieceNames = strings(piece.resourceNames)
-  const verbs = ownerVerbs.includes(ALL) || hasAll(ownerVerbs, strings(piece.verbs))
-  const groups = ownerGroups.includes(ALL) || hasAll(ownerGroups, strings(piece.apiGroups))
-  const resources = resourcesCovered(strings(owner.resources), strings(piece.resources))
-  const urls = strings(piece.nonResourceURLs).every((path) => strings(owner.nonResourceURLs).some((o) => nonResourceURLCovered(o, path)))
+  const ownerVerbs = stringList(owner.verbs)
+  const ownerGroups = stringList(owner.apiGroups)
+  const ownerNames = stringList(owner.resourceNames)
+  const pieceNames = stringList(piece.resourceNames)
+  const verbs = ownerVerbs.includes(ALL) || hasAll(ownerVerbs, stringList(piece.verbs))
+  const groups = ownerGroups.includes(ALL) || hasAll(ownerGroups, stringList(piece.apiGroups))
+  const resources = resourcesCovered(stringList(owner.resources), stringList(piece.resources))
+  const urls = stringList(piece.nonResourceURLs).every((path) => stringList(owner.nonResourceURLs).some((o) => nonResourceURLCovered(o, path)))
   const names = pieceNames.length === 0 ? ownerNames.length === 0 : ownerNames.length === 0 || hasAll(ownerNames, pieceNames)
   return verbs && groups && resources && urls && names
 }
@@ -84,18 +79,18 @@ export function compactRules(rules: readonly PolicyRule[]): PolicyRule[] {
   const compacted: PolicyRule[] = []
   const simple = new Map<string, PolicyRule>()
   for (const rule of rules) {
-    const groups = strings(rule.apiGroups)
-    const resources = strings(rule.resources)
-    const names = strings(rule.resourceNames)
-    const isSimple = names.length <= 1 && strings(rule.nonResourceURLs).length === 0 && groups.length === 1 && resources.length === 1
+    const groups = stringList(rule.apiGroups)
+    const resources = stringList(rule.resources)
+    const names = stringList(rule.resourceNames)
+    const isSimple = names.length <= 1 && stringList(rule.nonResourceURLs).length === 0 && groups.length === 1 && resources.length === 1
     if (!isSimple) {
       compacted.push(rule)
       continue
     }
     const key = JSON.stringify([groups[0], resources[0], names])
     const existing = simple.get(key)
-    if (existing) existing.verbs = [...existing.verbs, ...strings(rule.verbs)]
-    else simple.set(key, {apiGroups: [...groups], resources: [...resources], ...(names.length > 0 ? {resourceNames: [...names]} : {}), verbs: [...strings(rule.verbs)]})
+    if (existing) existing.verbs = [...existing.verbs, ...stringList(rule.verbs)]
+    else simple.set(key, {apiGroups: [...groups], resources: [...resources], ...(names.length > 0 ? {resourceNames: [...names]} : {}), verbs: [...stringList(rule.verbs)]})
   }
   return [...compacted, ...simple.values()]
 }
@@ -111,11 +106,11 @@ export function compactString(rule: PolicyRule): string {
   const add = (label: string, values: string[]) => {
     if (values.length > 0) parts.push(`${label}:${goQuotedList(values)}`)
   }
-  add('APIGroups', strings(rule.apiGroups))
-  add('Resources', strings(rule.resources))
-  add('NonResourceURLs', strings(rule.nonResourceURLs))
-  add('ResourceNames', strings(rule.resourceNames))
-  add('Verbs', strings(rule.verbs))
+  add('APIGroups', stringList(rule.apiGroups))
+  add('Resources', stringList(rule.resources))
+  add('NonResourceURLs', stringList(rule.nonResourceURLs))
+  add('ResourceNames', stringList(rule.resourceNames))
+  add('Verbs', stringList(rule.verbs))
   return `{${parts.join(', ')}}`
 }
 

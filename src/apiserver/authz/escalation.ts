@@ -11,7 +11,7 @@ import {ApiError, errors, type GroupResource} from '../../machinery/status.js'
 import {semanticEqual} from '../validation/common.js'
 import {describeMissingRules, covers, goQuotedList} from './coverage.js'
 import {MASTERS_GROUP} from './defaults.js'
-import type {AuthorizationAttributes, PolicyRule, RBACAuthorizer} from './rbac.js'
+import {rulesOf, type AuthorizationAttributes, type PolicyRule, type RBACAuthorizer} from './rbac.js'
 
 /** What the checks ask: the server's authorizer chain, and a rule resolver over the RBAC objects. */
 export interface EscalationDependencies {
@@ -61,10 +61,6 @@ export function confirmNoEscalation(resolver: RBACAuthorizer, user: UserInfo, na
     message += `; resolution errors: [${aggregate}]`
   }
   return message
-}
-
-function rulesOf(object: AnyObject): PolicyRule[] {
-  return Array.isArray(object.rules) ? object.rules.filter((r: unknown) => r && typeof r === 'object') : []
 }
 
 /** IsOnlyMutatingGCFields: an update that changes only ownerReferences and finalizers (and what

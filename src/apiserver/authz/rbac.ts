@@ -82,23 +82,24 @@ export interface PolicyRule {
   nonResourceURLs?: string[]
 }
 
-const ALL = '*'
+export const ALL = '*'
 
-function list(value: unknown): string[] {
+/** A rule's string list (verbs, apiGroups, ...): what is not a string is no entry. */
+export function stringList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
 }
 
 export function verbMatches(rule: PolicyRule, verb: string): boolean {
-  return list(rule.verbs).some((v) => v === ALL || v === verb)
+  return stringList(rule.verbs).some((v) => v === ALL || v === verb)
 }
 
 export function apiGroupMatches(rule: PolicyRule, group: string): boolean {
-  return list(rule.apiGroups).some((g) => g === ALL || g === group)
+  return stringList(rule.apiGroups).some((g) => g === ALL || g === group)
 }
 
 // `combined` is `resource` or `resource/subresource`; a rule's `*/sub` matches any resource's sub.
 export function resourceMatches(rule: PolicyRule, combined: string, subresource: string): boolean {
-  for (const r of list(rule.resources)) {
+  for (const r of stringList(rule.resources)) {
     if (r === ALL || r === combined) return true
     if (subresource && r.length === subresource.length + 2 && r.startsWith('*/') && r.endsWith(subresource)) return true
   }
@@ -106,13 +107,13 @@ export function resourceMatches(rule: PolicyRule, combined: string, subresource:
 }
 
 export function resourceNameMatches(rule: PolicyRule, name: string): boolean {
-  const names = list(rule.resourceNames)
+  const names = stringList(rule.resourceNames)
   return names.length === 0 || names.includes(name)
 }
 
 // `*` matches every path; `/apis/*` every path starting `/apis/` (trailing stars trimmed).
 export function nonResourceURLMatches(rule: PolicyRule, path: string): boolean {
-  for (const url of list(rule.nonResourceURLs)) {
+  for (const url of stringList(rule.nonResourceURLs)) {
     if (url === ALL || url === path) return true
     if (url.endsWith('*') && path.startsWith(url.replace(/\*+$/, ''))) return true
   }
@@ -328,15 +329,15 @@ export class RBACAuthorizer implements AttributeAuthorizer {
     const resourceRules: ResourceRuleInfo[] = []
     const nonResourceRules: NonResourceRuleInfo[] = []
     for (const rule of rules) {
-      const verbs = list(rule.verbs)
-      if (list(rule.resources).length > 0) {
+      const verbs = stringList(rule.verbs)
+      if (stringList(rule.resources).length > 0) {
         const info: ResourceRuleInfo = {verbs}
-        if (list(rule.apiGroups).length > 0) info.apiGroups = list(rule.apiGroups)
-        info.resources = list(rule.resources)
-        if (list(rule.resourceNames).length > 0) info.resourceNames = list(rule.resourceNames)
+        if (stringList(rule.apiGroups).length > 0) info.apiGroups = stringList(rule.apiGroups)
+        info.resources = stringList(rule.resources)
+        if (stringList(rule.resourceNames).length > 0) info.resourceNames = stringList(rule.resourceNames)
         resourceRules.push(info)
       }
-      if (list(rule.nonResourceURLs).length > 0) nonResourceRules.push({verbs, nonResourceURLs: list(rule.nonResourceURLs)})
+      if (stringList(rule.nonResourceURLs).length > 0) nonResourceRules.push({verbs, nonResourceURLs: stringList(rule.nonResourceURLs)})
     }
     // the visitor's errors as one aggregate (Kubernetes' NewAggregate), kept apart for the union to flatten
     return {resourceRules, nonResourceRules, incomplete: false, errors: [...new Set(errors)]}
@@ -391,7 +392,8 @@ export class RBACAuthorizer implements AttributeAuthorizer {
   }
 }
 
-function rulesOf(role: AnyObject): PolicyRule[] {
+/** A role's rules, what is not an object left out. */
+export function rulesOf(role: AnyObject): PolicyRule[] {
   return Array.isArray(role.rules) ? role.rules.filter((r: unknown) => r && typeof r === 'object') : []
 }
 
